@@ -1,0 +1,156 @@
+"""Attention over [memory; segment]: the causal mask, the efficient shift, terms a-d (ch. 3-5).
+
+Shapes: B batch, L queries (the segment), M memory, K = M + L keys, H heads, D head dim, C d_model.
+All logits are laid out (B, H, L, K): query i of the segment sits at key position M + i.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from .config import ModelConfig
+
+
+def causal_mask(seg_len: int, mem_len: int, window: int = 0, device=None) -> torch.Tensor:
+    """Boolean (L, K) mask, True where query i may NOT look at key j (chapter 3).
+
+    Query i sits at key position M + i: it sees all M memory slots and the segment up to itself.
+    With `window` >= 1 (the same_length trick) it sees only its last `window` keys, itself
+    included, so every query gets the same context length. Key M + i is always visible, so no
+    row is ever fully masked (a fully masked row would give softmax NaN).
+    """
+    L, M = seg_len, mem_len
+    i = torch.arange(L, device=device)[:, None]  # (L, 1)
+    j = torch.arange(M + L, device=device)[None, :]  # (1, K)
+    mask = j > i + M  # (L, K) the future
+    if window >= 1:
+        mask = mask | (j <= i + M - window)  # older than the window
+    return mask
+
+
+def rel_shift(x: torch.Tensor) -> torch.Tensor:
+    """Turn scores against R's rows into scores against R_{i-j}, with one pad and a reshape (ch. 5).
+
+    Input x (..., L, K): column k holds query i's score against distance K-1-k (R's row order).
+    Output y (..., L, K): y[..., i, j] = x[..., i, j + L-1-i], the score for distance (M+i) - j,
+    exact wherever j <= M + i. Entries with j > M + i are junk that the causal mask removes.
+
+    Worked example, L = 2, K = 3 (M = 1); a row of x lists scores for distances 2, 1, 0:
+
+        x = [[a2, a1, a0],        pad a zero column      [[0, a2, a1, a0],
+             [b2, b1, b0]]        on the left       ->    [0, b2, b1, b0]]
+
+        read the 8 numbers as 4 rows of 2, drop the first row, read back as 2 rows of 3:
+        y = [[a1, a0, 0],         row 0 (query at key 1): keys 0, 1 are at distances 1, 0
+             [b2, b1, b0]]        row 1 (query at key 2): keys 0, 1, 2 at distances 2, 1, 0
+
+    >>> rel_shift(torch.tensor([[12., 11., 10.], [22., 21., 20.]]))
+    tensor([[11., 10.,  0.],
+            [22., 21., 20.]])
+    """
+    *batch, L, K = x.shape
+    pad = x.new_zeros(*batch, L, 1)
+    x = torch.cat([pad, x], dim=-1)  # (..., L, K+1)
+    x = x.view(*batch, K + 1, L)  # the same numbers, re-read: each row now starts one step later
+    return x[..., 1:, :].reshape(*batch, L, K)  # (..., L, K)
+
+
+def naive_rel_term(q: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
+    """Reference for rel_shift: score q_i against R_{i-j} by gathering it for every (i, j) (ch. 5).
+
+    q (B, L, H, D) queries, r (K, H, D) position keys in R's row order (distances K-1 ... 0).
+    Returns (B, H, L, K); entries with j > M + i (negative distance) are set to 0.
+    Costs O(L K H D) memory for the gathered (L, K, H, D) tensor, which is why nobody does this.
+    """
+    B, L, H, D = q.shape
+    K = r.shape[0]
+    M = K - L
+    i = torch.arange(L, device=q.device)[:, None]  # (L, 1)
+    j = torch.arange(K, device=q.device)[None, :]  # (1, K)
+    dist = M + i - j  # (L, K) i - j in absolute key positions
+    rows = (K - 1 - dist).clamp(0, K - 1)  # (L, K) R's row of that distance
+    r_ij = r[rows]  # (L, K, H, D) R_{i-j} gathered explicitly
+    scores = torch.einsum("blhd,lkhd->bhlk", q, r_ij)  # (B, H, L, K)
+    return scores.masked_fill(dist < 0, 0.0)
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head attention over [memory; segment], relative (the paper) or absolute (ch. 4).
+
+    Relative (Dai et al., 2019, Eq. for A^rel_{i,j}):
+        A_ij = q_i.k_j (a) + q_i.W_kr R_{i-j} (b) + u.k_j (c) + v.W_kr R_{i-j} (d)
+    with q_i = W_q E_xi, k_j = W_kE E_xj. Absolute: A_ij = q_i.k_j (positions were added to E).
+    """
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        H, D, C = cfg.n_head, cfg.d_head, cfg.d_model
+        self.n_head, self.d_head = H, D
+        self.relative = cfg.pos_enc == "relative"
+        self.W_q = nn.Linear(C, H * D, bias=False)
+        self.W_ke = nn.Linear(C, H * D, bias=False)  # W_{k,E}: keys from content
+        self.W_v = nn.Linear(C, H * D, bias=False)
+        self.W_o = nn.Linear(H * D, C, bias=False)
+        if self.relative:
+            self.W_kr = nn.Linear(C, H * D, bias=False)  # W_{k,R}: keys from positions
+            self.u = nn.Parameter(torch.zeros(H, D))  # global content bias, term (c)
+            self.v = nn.Parameter(torch.zeros(H, D))  # global position bias, term (d)
+        self.drop_att = nn.Dropout(cfg.dropatt)
+        self.drop = nn.Dropout(cfg.dropout)
+        self.scale = 1.0 / math.sqrt(D)
+
+    def _project(self, h, mem, R):
+        """q (B, L, H, D), k and values (B, K, H, D), r (K, H, D) or None."""
+        B, L, _ = h.shape
+        H, D = self.n_head, self.d_head
+        cat = torch.cat([mem, h], dim=1)  # (B, K, C)
+        q = self.W_q(h).view(B, L, H, D)
+        k = self.W_ke(cat).view(B, -1, H, D)  # (B, K, H, D)
+        values = self.W_v(cat).view(B, -1, H, D)  # (B, K, H, D)
+        r = self.W_kr(R).view(-1, H, D) if self.relative else None  # (K, H, D)
+        return q, k, values, r
+
+    def _logits(self, q, k, r):
+        """Unmasked, scaled logits (B, H, L, K): the path the model actually runs."""
+        if not self.relative:
+            return torch.einsum("blhd,bkhd->bhlk", q, k) * self.scale
+        ac = torch.einsum("blhd,bkhd->bhlk", q + self.u, k)  # terms (a) + (c) in one matmul
+        bd = rel_shift(torch.einsum("blhd,khd->bhlk", q + self.v, r))  # terms (b) + (d)
+        return (ac + bd) * self.scale
+
+    def forward(self, h, mem, R, mask):
+        """h (B, L, C) segment, mem (B, M, C), R (K, C) or None, mask (L, K) -> (B, L, C)."""
+        B, L, _ = h.shape
+        q, k, values, r = self._project(h, mem, R)
+        logits = self._logits(q, k, r).masked_fill(mask, float("-inf"))  # (B, H, L, K)
+        prob = self.drop_att(logits.softmax(dim=-1))  # (B, H, L, K)
+        out = torch.einsum("bhlk,bkhd->blhd", prob, values).reshape(B, L, -1)  # (B, L, H*D)
+        return self.drop(self.W_o(out))  # (B, L, C)
+
+    def terms(self, h, mem, R) -> dict[str, torch.Tensor]:
+        """The four terms of A^rel separately, each (B, H, L, K), unscaled and unmasked (ch. 4).
+
+        Also returns "logits", the model's own efficient computation, so that a reader can check
+        (a + b + c + d) / sqrt(D) == logits on the visible (causal) entries.
+        """
+        if not self.relative:
+            raise ValueError("terms a-d exist only for pos_enc='relative'")
+        q, k, _, r = self._project(h, mem, R)
+        u = self.u.expand_as(q)  # (B, L, H, D): the same u for every query position
+        v = self.v.expand_as(q)
+        return {
+            "a": torch.einsum("blhd,bkhd->bhlk", q, k),  # content addressing
+            "b": naive_rel_term(q, r),  # content-dependent position bias
+            "c": torch.einsum("blhd,bkhd->bhlk", u, k),  # global content bias
+            "d": naive_rel_term(v, r),  # global position bias
+            "logits": self._logits(q, k, r),
+        }
+
+
+def attention_probs(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Masked softmax over keys, as the model computes it: (B, H, L, K) -> (B, H, L, K)."""
+    return F.softmax(logits.masked_fill(mask, float("-inf")), dim=-1)
