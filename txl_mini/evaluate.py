@@ -1,0 +1,151 @@
+"""Bits per character, segment by segment (XL with memory) or by sliding window (chapters 1, 2, 6).
+
+Both evaluators score every target of the stream exactly once and return per-token losses, so
+the two numbers they print are about the same characters.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from dataclasses import dataclass
+from typing import Optional
+
+import torch
+import torch.nn.functional as F
+from tqdm.auto import tqdm
+
+from .data import DataError, batchify, iter_segments, n_segments
+
+
+@dataclass
+class EvalResult:
+    """Result of an evaluation (chapter 1)."""
+
+    bpc: float  # bits per character = mean nats / ln 2
+    n_tokens: int  # targets scored
+    seconds: float  # wall time of the evaluation
+    token_nats: torch.Tensor  # (B, T) nats for predicting streams[b, t]; NaN where not scored
+
+    def __str__(self) -> str:
+        return f"{self.bpc:.3f} bpc over {self.n_tokens:,} characters in {self.seconds:.2f} s"
+
+
+def bits_per_char(nats: float) -> float:
+    """Mean cross-entropy in nats -> bits per character (chapter 1)."""
+    return nats / math.log(2)
+
+
+def _result(token_nats: torch.Tensor, start: float) -> EvalResult:
+    scored = ~token_nats.isnan()
+    n = int(scored.sum())
+    return EvalResult(bits_per_char(token_nats[scored].sum().item() / n), n, time.perf_counter() - start,
+                      token_nats)
+
+
+def _device(model) -> torch.device:
+    return next(model.parameters()).device
+
+
+@torch.no_grad()
+def evaluate_segments(model, tokens: torch.Tensor, seg_len: Optional[int] = None, batch_size: int = 1,
+                      mem_len: Optional[int] = None, progress: bool = False) -> EvalResult:
+    """Score `tokens` (N,) segment by segment, carrying memory between segments (ch. 1, 6).
+
+    For TransformerXL every segment sees the previous segments' states through memory (up to
+    `mem_len`, default the model's). For the vanilla model this is evaluation on non-overlapping
+    segments: each segment starts from nothing, the context fragmentation of chapter 2.
+    With batch_size B the stream is cut into B parallel streams; token_nats.reshape(-1) lines up
+    with tokens[:B * (N // B)].
+    """
+    model.eval()
+    start = time.perf_counter()
+    L = seg_len or model.cfg.seg_len
+    streams = batchify(tokens, batch_size).to(_device(model))  # (B, T)
+    token_nats = torch.full(streams.shape, float("nan"))  # (B, T); t = 0 has no context
+    mems, t = None, 1
+    kwargs = {} if mem_len is None else {"mem_len": mem_len}
+    for x, y in tqdm(iter_segments(streams, L), disable=not progress, desc="segments",
+                     total=n_segments(streams.shape[1], L)):
+        out = model(x, mems=mems, **kwargs)
+        mems = out.mems
+        nats = F.cross_entropy(out.logits.transpose(1, 2), y, reduction="none")  # (B, l)
+        token_nats[:, t:t + y.shape[1]] = nats.float().cpu()
+        t += y.shape[1]
+    return _result(token_nats, start)
+
+
+@torch.no_grad()
+def evaluate_sliding_window(model, tokens: torch.Tensor, context: Optional[int] = None,
+                            batch_size: int = 64, progress: bool = False) -> EvalResult:
+    """The vanilla model's evaluation (Al-Rfou et al., 2019): one new prediction per window (ch. 1).
+
+    The first window scores its `context` targets; after that the window slides by one and only
+    its last position is scored, so every prediction has the full `context` characters behind it,
+    at the price of a whole forward pass per character. Windows are batched `batch_size` at a time.
+    """
+    model.eval()
+    start = time.perf_counter()
+    C = context or model.cfg.seg_len
+    device = _device(model)
+    tokens = tokens.to(device)
+    N = tokens.shape[0]
+    if N <= C + 1:
+        raise ValueError(f"need more than context + 1 = {C + 1} tokens, got {N}")
+    token_nats = torch.full((1, N), float("nan"))
+
+    first = model(tokens[None, :C], targets=None).logits[0]  # (C, V)
+    token_nats[0, 1:C + 1] = F.cross_entropy(first, tokens[1:C + 1], reduction="none").float().cpu()
+
+    windows = tokens.unfold(0, C + 1, 1)[1:]  # (N-C-1, C+1): window s covers tokens s .. s+C
+    n_windows = windows.shape[0]
+    for lo in tqdm(range(0, n_windows, batch_size), disable=not progress, desc="windows"):
+        w = windows[lo:lo + batch_size]  # (b, C+1)
+        logits = model(w[:, :-1]).logits[:, -1]  # (b, V): only the newest position is new
+        nats = F.cross_entropy(logits, w[:, -1], reduction="none")
+        token_nats[0, lo + C + 1:lo + C + 1 + w.shape[0]] = nats.float().cpu()
+    return _result(token_nats, start)
+
+
+def loss_by_position(token_nats: torch.Tensor, seg_len: int) -> torch.Tensor:
+    """Mean nats at each position 0 ... L-1 inside a segment, from evaluate_segments (ch. 2).
+
+    Position k of a segment predicts stream target t = 1 + s*L + k. The last, partial segment of
+    each stream is left out so that every position averages over the same segments.
+    """
+    B, T = token_nats.shape
+    n_full = (T - 1) // seg_len
+    per_seg = token_nats[:, 1:1 + n_full * seg_len].reshape(B, n_full, seg_len)  # (B, S, L)
+    return per_seg.mean(dim=(0, 1))  # (L,)
+
+
+def main(argv=None) -> None:
+    from .train import load_checkpoint, load_corpus_split
+
+    p = argparse.ArgumentParser(prog="python -m txl_mini.evaluate",
+                                description="Bits per character of a trained checkpoint.")
+    p.add_argument("checkpoint", help="a .pt file written by python -m txl_mini.train")
+    p.add_argument("--corpus", default=None, help="offline or text8 (default: the training corpus)")
+    p.add_argument("--split", default="valid", choices=["valid", "test"])
+    p.add_argument("--chars", type=int, default=200_000, help="evaluate on the first N characters")
+    p.add_argument("--mem-len", type=int, default=None, help="memory length (default: the model's)")
+    p.add_argument("--sliding-window", action="store_true", help="vanilla sliding-window evaluation")
+    args = p.parse_args(argv)
+
+    try:
+        model, meta = load_checkpoint(args.checkpoint)
+        corpus = args.corpus or meta["corpus"]
+        tokens = load_corpus_split(corpus, args.split)[: args.chars]
+    except (OSError, ValueError, DataError) as e:
+        raise SystemExit(f"error: {e}") from None
+    if args.sliding_window:
+        res = evaluate_sliding_window(model, tokens, progress=True)
+    else:
+        res = evaluate_segments(model, tokens, mem_len=args.mem_len, progress=True)
+    print(f"corpus: {corpus} ({args.split}, first {len(tokens):,} characters)")
+    print(res)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,193 @@
+"""The text8 corpus: download, verify, cache, and the standard 90M/5M/5M split (Chapter 1).
+
+text8 is the first 10^8 bytes of an English Wikipedia dump, reduced to a-z and space
+(Mahoney, "Large Text Compression Benchmark"). `txl_mini.data` re-exports everything here.
+"""
+from __future__ import annotations
+
+import hashlib
+import http.client
+import os
+import tempfile
+import urllib.error
+import urllib.request
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional, Tuple, Union
+
+from tqdm import tqdm
+
+TEXT8_URL = "http://mattmahoney.net/dc/text8.zip"
+TEXT8_ZIP_SIZE = 31_344_016
+TEXT8_ZIP_SHA1 = "6c70299b93b7e1f927b42cd8f6ac1a31547c7a2e"
+TEXT8_SIZE = 100_000_000
+TEXT8_SHA1 = "0dc3edebc970dcc96137e7deda4d9995af9d93de"
+TEXT8_CHARS = " abcdefghijklmnopqrstuvwxyz"  # index order: space=0, a=1 .. z=26
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class DataError(RuntimeError):
+    """A corpus could not be obtained or failed verification; the message says what to do.
+
+    Chapter 1. Raised `from None`: the message is the whole story, urllib's chain is noise.
+    """
+
+
+# ---------------------------------------------------------------------------------------------
+# Splits
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Splits:
+    """train / valid / test text of one corpus, and its `name`, so runs can say it (Chapter 1)."""
+
+    # repr=False: printing 100M characters in a notebook would freeze it; __repr__ shows sizes.
+    train: str = field(repr=False)
+    valid: str = field(repr=False)
+    test: str = field(repr=False)
+    name: str = "text8"
+
+    def __repr__(self) -> str:
+        sizes = ", ".join(f"{k}={len(getattr(self, k)):,}" for k in ("train", "valid", "test"))
+        return f"Splits(name={self.name!r}, {sizes} chars)"
+
+
+def split_sizes(n: int, n_valid: Optional[int] = None, n_test: Optional[int] = None
+                ) -> Tuple[int, int, int]:
+    """(n_train, n_valid, n_test) for a corpus of n chars; by default 5% each (Chapter 1).
+
+    n // 20 gives exactly 90M / 5M / 5M for the 100M-char text8, the paper's split.
+    """
+    n_valid = n // 20 if n_valid is None else n_valid
+    n_test = n // 20 if n_test is None else n_test
+    if min(n_valid, n_test) < 0 or n_valid + n_test >= n:
+        raise ValueError(f"cannot split {n} chars into valid={n_valid} and test={n_test} "
+                         "and leave a non-empty train split")
+    return n - n_valid - n_test, n_valid, n_test
+
+
+def split_text8(text: str, n_valid: Optional[int] = None, n_test: Optional[int] = None,
+                *, name: str = "text8") -> Splits:
+    """Contiguous split in corpus order: train first, then valid, then test (Chapter 1)."""
+    n_train, n_valid, _ = split_sizes(len(text), n_valid, n_test)
+    return Splits(text[:n_train], text[n_train:n_train + n_valid],
+                  text[n_train + n_valid:], name=name)
+
+
+# ---------------------------------------------------------------------------------------------
+# text8: download, verify, cache
+# ---------------------------------------------------------------------------------------------
+
+def default_cache_dir() -> Path:
+    """$TXL_MINI_CACHE, else $XDG_CACHE_HOME/txl_mini, else ~/.cache/txl_mini (Chapter 1)."""
+    if os.environ.get("TXL_MINI_CACHE"):
+        return Path(os.environ["TXL_MINI_CACHE"]).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base).expanduser() / "txl_mini"
+
+
+def _sha1_file(path: Path) -> str:
+    h = hashlib.sha1()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _check(what: str, size: int, sha1: str, want_size: int, want_sha1: str, hint: str) -> None:
+    if (size, sha1) != (want_size, want_sha1):
+        raise DataError(f"{what} failed verification: expected {want_size:,} bytes with sha1 "
+                        f"{want_sha1}, got {size:,} bytes with sha1 {sha1}. {hint}")
+
+
+def _read_text(path: Path, text_size: int, text_sha1: str, label: str = "") -> str:
+    """The verified text of `path`, which is either a zip holding `text8` or the raw file."""
+    hint = "Pass the original text8.zip or the unzipped text8 file."
+    try:
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as zf:
+                data = zf.read("text8")
+        else:
+            data = path.read_bytes()
+    except KeyError:
+        raise DataError(f"{path} is a zip without a file named 'text8'. {hint}") from None
+    except (OSError, zipfile.BadZipFile) as e:
+        raise DataError(f"could not read {path}: {e}. {hint}") from None
+    # The text's own checksum is what guarantees the corpus; a re-zipped copy is fine.
+    _check(label or f"text8 in {path}", len(data), hashlib.sha1(data).hexdigest(),
+           text_size, text_sha1, hint)
+    return data.decode("latin-1")  # never fails; CharVocab.encode names any odd character
+
+
+def _reason(e: Exception) -> str:
+    """A short human reason for a failed download, without urllib's internals."""
+    if isinstance(e, urllib.error.HTTPError):
+        return f"HTTP {e.code} {e.reason}"
+    return str(getattr(e, "reason", None) or e) or type(e).__name__
+
+
+def _download(url: str, dest: Path, zip_size: int, zip_sha1: str, text_size: int,
+              text_sha1: str, progress: bool) -> str:
+    """Stream `url` into a temp file beside `dest`, verify the zip and the text inside it, and
+    only then rename it to `dest` (atomic on one filesystem). Returns the verified text."""
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
+    try:
+        h, size = hashlib.sha1(), 0
+        try:
+            with os.fdopen(fd, "wb") as f, urllib.request.urlopen(url, timeout=60) as r:
+                total = int(r.headers.get("Content-Length") or zip_size)
+                with tqdm(total=total, unit="B", unit_scale=True, desc=dest.name,
+                          disable=not progress) as bar:
+                    for chunk in iter(lambda: r.read(1 << 16), b""):
+                        f.write(chunk)
+                        h.update(chunk)
+                        size += len(chunk)
+                        bar.update(len(chunk))
+            if size < total:  # the server hung up early: a network problem, not a bad file
+                raise ConnectionError(f"connection closed after {size:,} of {total:,} bytes")
+        except (OSError, ValueError, http.client.HTTPException) as e:  # ValueError: bad url
+            raise DataError(f"could not download {url}: {_reason(e)}. Check your connection and "
+                            f"retry, or place text8.zip at {dest} or pass path=... "
+                            "(CLI: --path)") from None
+        _check(f"download of {url}", size, h.hexdigest(), zip_size, zip_sha1,
+               "Nothing was saved. Retry, or download it yourself and pass path=... "
+               "(CLI: --path).")
+        text = _read_text(Path(tmp), text_size, text_sha1, label=f"text8 inside {url}")
+        os.replace(tmp, dest)
+        return text
+    finally:
+        if os.path.exists(tmp):  # any failure, Ctrl-C included: never leave a half file behind
+            os.unlink(tmp)
+
+
+def load_text8(path: Optional[PathLike] = None, *, cache_dir: Optional[PathLike] = None,
+               url: str = TEXT8_URL, zip_size: int = TEXT8_ZIP_SIZE,
+               zip_sha1: str = TEXT8_ZIP_SHA1, text_size: int = TEXT8_SIZE,
+               text_sha1: str = TEXT8_SHA1, progress: bool = True) -> Splits:
+    """text8 as the standard 90M / 5M / 5M split, verified by size and sha1 (Chapter 1).
+
+    With `path` (text8.zip or the unzipped text8) nothing is downloaded. Otherwise the zip is
+    fetched once into `cache_dir` (default: `default_cache_dir()`) and reused. Any failure
+    raises one `DataError` that says what failed and how to proceed.
+    """
+    if path is not None:
+        p = Path(path).expanduser()
+        if not p.is_file():
+            raise DataError(f"no such file: {p}. Pass the path of text8.zip or of the "
+                            f"unzipped text8 file, or omit path to download {url}.")
+        return split_text8(_read_text(p, text_size, text_sha1))
+
+    cache = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise DataError(f"cannot create cache directory {cache}: {e.strerror}. "
+                        "Pass cache_dir=... or set TXL_MINI_CACHE.") from None
+    dest = cache / "text8.zip"
+    if dest.is_file() and (dest.stat().st_size, _sha1_file(dest)) != (zip_size, zip_sha1):
+        dest.unlink()  # stale or damaged on disk since it was verified: fetch it again
+    if dest.is_file():
+        return split_text8(_read_text(dest, text_size, text_sha1))
+    return split_text8(_download(url, dest, zip_size, zip_sha1, text_size, text_sha1, progress))
