@@ -1,0 +1,192 @@
+"""Structural checks of the book: config, table of contents, and every chapter notebook.
+
+These tests read files only (no kernel, no torch); nbval runs the notebooks themselves.
+Per-notebook tests are parametrized over the notebooks on disk; one test ties that set
+to the chapters listed in _toc.yml, so a missing or unlisted chapter fails loudly.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+BOOK = ROOT / "book"
+CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+TOC = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+NOTEBOOKS = sorted(BOOK.glob("*.ipynb"))
+
+# The repository URL inside a Colab install cell:  %pip install ... "txl_mini @ git+<URL>"
+INSTALL_URL = re.compile(r"""txl_mini\s*@\s*git\+(?P<url>https://[^\s"'@#]+)""")
+COLAB_GUARD = re.compile(r"""^if\s+["']google\.colab["']\s+in\s+sys\.modules\s*:""", re.M)
+
+
+def _toc_files(node) -> list[str]:
+    """Every `file:` entry of a jb-book toc, in reading order (root first)."""
+    found = []
+    if isinstance(node, dict):
+        if "file" in node:
+            found.append(node["file"])
+        for key in ("parts", "chapters", "sections"):
+            for child in node.get(key, []) or []:
+                found.extend(_toc_files(child))
+    return found
+
+
+TOC_FILES = [TOC["root"], *_toc_files(TOC)]
+
+
+def _resolve(entry: str) -> list[Path]:
+    """Files on disk that a toc entry (given without suffix) may refer to."""
+    base = ROOT / entry
+    if base.suffix:
+        return [base] if base.exists() else []
+    return [p for p in (base.with_suffix(s) for s in (".md", ".ipynb")) if p.exists()]
+
+
+def _cells(path: Path) -> list[dict]:
+    return json.loads(path.read_text(encoding="utf-8"))["cells"]
+
+
+def _source(cell: dict) -> str:
+    src = cell.get("source", "")
+    return "".join(src) if isinstance(src, list) else src
+
+
+def _code_cells(path: Path) -> list[dict]:
+    return [c for c in _cells(path) if c["cell_type"] == "code"]
+
+
+nb_param = pytest.mark.parametrize("nb", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+
+
+# --- config and table of contents -------------------------------------------------------
+
+
+def test_config_never_executes_notebooks():
+    # The site must show exactly the committed outputs.
+    assert CONFIG["execute"]["execute_notebooks"] == "off"
+
+
+def test_config_has_colab_launch_button_and_repository():
+    assert CONFIG["launch_buttons"]["colab_url"] == "https://colab.research.google.com"
+    assert CONFIG["repository"]["url"].startswith("https://github.com/")
+    assert CONFIG["repository"]["branch"] == "main"
+    for bib in CONFIG["bibtex_bibfiles"]:
+        assert (ROOT / bib).is_file(), bib
+
+
+def test_every_toc_entry_exists():
+    missing = [entry for entry in TOC_FILES if len(_resolve(entry)) != 1]
+    assert not missing, f"_toc.yml lists files that do not exist (or exist twice): {missing}"
+
+
+def test_notebooks_on_disk_are_exactly_the_toc_chapters():
+    in_toc = {entry for entry in TOC_FILES if not entry.endswith("intro")}
+    on_disk = {p.relative_to(ROOT).with_suffix("").as_posix() for p in NOTEBOOKS}
+    assert on_disk == in_toc, (
+        f"only on disk: {sorted(on_disk - in_toc)}; only in _toc.yml: {sorted(in_toc - on_disk)}"
+    )
+
+
+def test_exactly_one_bibliography_directive():
+    pages = [*BOOK.glob("*.md"), *NOTEBOOKS]
+    count = sum(p.read_text(encoding="utf-8").count("{bibliography}") for p in pages)
+    assert count == 1
+
+
+# --- every chapter notebook ------------------------------------------------------------
+
+
+@nb_param
+def test_first_code_cell_installs_from_the_book_repository_only_in_colab(nb):
+    code = _code_cells(nb)
+    assert code, "the notebook has no code cells"
+    first = _source(code[0])
+    assert COLAB_GUARD.search(first), "first code cell must be guarded by `if \"google.colab\" in sys.modules:`"
+    assert re.search(r"^import sys\b", first, re.M), "the guard needs `import sys`"
+    urls = INSTALL_URL.findall(first)
+    assert urls, "first code cell must install `txl_mini @ git+<repository url>`"
+    assert set(urls) == {CONFIG["repository"]["url"]}
+    # The install must sit inside the guard: every line that installs is indented under it.
+    guard_at = COLAB_GUARD.search(first).end()
+    for line in first.splitlines():
+        if "pip install" in line:
+            assert line.startswith((" ", "\t")) and first.index(line) > guard_at, line
+
+
+@nb_param
+def test_committed_with_outputs(nb):
+    not_run = [i for i, c in enumerate(_code_cells(nb)) if _source(c).strip() and c.get("execution_count") is None]
+    assert not not_run, f"code cells without an execution_count (not executed?): {not_run}"
+    counts = [c["execution_count"] for c in _code_cells(nb) if c.get("execution_count") is not None]
+    assert counts == sorted(counts), "cells were executed out of order; run scripts/execute_notebooks.sh"
+
+
+@nb_param
+def test_has_a_plot(nb):
+    pngs = [o for c in _code_cells(nb) for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
+    assert pngs, "every chapter shows at least one plot (an image/png output)"
+
+
+@nb_param
+def test_has_what_we_measured_summary(nb):
+    md = [_source(c) for c in _cells(nb) if c["cell_type"] == "markdown"]
+    assert any("what we measured" in s.lower() for s in md)
+
+
+@nb_param
+def test_does_not_copy_package_code(nb):
+    # The package is canonical: notebooks import it; no path hacks, no %run of scripts.
+    for i, cell in enumerate(_cells(nb)):
+        src = _source(cell)
+        if cell["cell_type"] != "code":
+            continue
+        assert not re.search(r"\bsys\.path\b", src), f"cell {i} touches sys.path"
+        assert not re.search(r"^\s*%run\b", src, re.M), f"cell {i} uses %run"
+
+
+@nb_param
+def test_no_error_outputs(nb):
+    errors = [i for i, c in enumerate(_code_cells(nb)) for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    assert not errors, f"committed error outputs in cells {errors}"
+
+
+# --- the README's commands are the ones CI runs ----------------------------------------
+
+SETUP = "python3 -m venv .venv && . .venv/bin/activate && pip install -r requirements.txt -e ."
+
+
+def _marked_command(text: str, name: str) -> str:
+    """The one command line in the fenced block after `<!-- ci:NAME ... -->`."""
+    m = re.search(rf"^<!--\s*ci:{name}\b[^>]*-->\s*\n```[a-z]*\n(.*?)^```", text, re.S | re.M)
+    assert m, f"README.md has no fenced block after <!-- ci:{name} -->"
+    lines = [ln.strip() for ln in m.group(1).splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    assert len(lines) == 1, f"the ci:{name} block must hold exactly one command line: {lines}"
+    return lines[0]
+
+
+_README = (ROOT / "README.md").read_text(encoding="utf-8")
+README_COMMANDS = {name: _marked_command(_README, name) for name in ("build", "test")}
+
+
+def test_readme_has_the_two_commands():
+    assert README_COMMANDS["build"] == f"{SETUP} && jupyter-book build -W --keep-going ."
+    assert README_COMMANDS["test"] == f"{SETUP} && pytest"
+    for cmd in README_COMMANDS.values():
+        shlex.split(cmd)  # well-formed shell words
+
+
+def test_ci_runs_exactly_the_readme_commands():
+    # .ci/run reads the commands from README.md itself; ask it what it would run.
+    out = subprocess.run(
+        ["bash", str(ROOT / ".ci" / "run"), "--print-commands"],
+        capture_output=True, text=True, check=True, timeout=60,
+    ).stdout.splitlines()
+    assert out == [README_COMMANDS["test"], README_COMMANDS["build"]]
