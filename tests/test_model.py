@@ -278,3 +278,12 @@ def test_output_shapes():
     out = model(torch.zeros(3, 5, dtype=torch.long))
     assert out.logits.shape == (3, 5, cfg.vocab_size) and out.loss is None
     assert [m.shape for m in out.mems] == [(3, 5, cfg.d_model)] * cfg.n_layer
+
+
+@pytest.mark.parametrize("pos_enc", ["relative", "absolute"])
+def test_runs_in_float64(pos_enc):
+    model = make(tiny(pos_enc=pos_enc)).double()
+    x = torch.randint(0, 27, (2, 8), generator=torch.Generator().manual_seed(8))
+    out = model(x)
+    out2 = model(x, mems=out.mems)
+    assert out2.logits.dtype == torch.float64 and all(m.dtype == torch.float64 for m in out2.mems)

@@ -14,7 +14,7 @@ from typing import Optional
 
 import torch
 import torch.nn.functional as F
-from tqdm.auto import tqdm
+from tqdm import tqdm  # plain text bars: no widget warnings in notebooks
 
 from .data import DataError, batchify, iter_segments, n_segments
 

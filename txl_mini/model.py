@@ -110,9 +110,10 @@ class TransformerXL(nn.Module):
 
         h = self.embed(idx) * self.emb_scale  # (B, L, C)
         if cfg.pos_enc == "relative":
-            R = self.drop(relative_encoding(K, cfg.d_model, cfg.clamp_len, idx.device))  # (K, C)
+            R = relative_encoding(K, cfg.d_model, cfg.clamp_len, idx.device).to(h.dtype)  # (K, C)
+            R = self.drop(R)
         else:
-            h = h + absolute_encoding(L, cfg.d_model, idx.device)  # same U in every segment
+            h = h + absolute_encoding(L, cfg.d_model, idx.device).to(h.dtype)  # same U every segment
             R = None
         h = self.drop(h)
         window = max(mem_len, 1) if cfg.same_length else 0

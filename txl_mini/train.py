@@ -12,7 +12,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 import torch
-from tqdm.auto import tqdm
+from tqdm import tqdm  # plain text bars: no widget warnings in notebooks
 
 from .config import ModelConfig, preset
 from .data import CharVocab, DataError, batchify, iter_segments, load_text8
