@@ -142,8 +142,7 @@ def update_mems(mems, hiddens, mem_len: int) -> list:
     """
     if mem_len == 0:
         return []
-    with torch.no_grad():
-        return [torch.cat([m.to(h.dtype), h], dim=1)[:, -mem_len:].detach() for m, h in zip(mems, hiddens)]
+    return [torch.cat([m.to(h.dtype), h.detach()], dim=1)[:, -mem_len:] for m, h in zip(mems, hiddens)]
 
 
 class VanillaTransformer(TransformerXL):
