@@ -126,8 +126,7 @@ class MultiHeadAttention(nn.Module):
         """h (B, L, C) segment, mem (B, M, C), R (K, C) or None, mask (L, K) -> (B, L, C)."""
         B, L, _ = h.shape
         q, k, values, r = self._project(h, mem, R)
-        logits = self._logits(q, k, r).masked_fill(mask, float("-inf"))  # (B, H, L, K)
-        prob = self.drop_att(logits.softmax(dim=-1))  # (B, H, L, K)
+        prob = self.drop_att(attention_probs(self._logits(q, k, r), mask))  # (B, H, L, K)
         out = torch.einsum("bhlk,bkhd->blhd", prob, values).reshape(B, L, -1)  # (B, L, H*D)
         return self.drop(self.W_o(out))  # (B, L, C)
 
