@@ -287,3 +287,31 @@ def test_runs_in_float64(pos_enc):
     out = model(x)
     out2 = model(x, mems=out.mems)
     assert out2.logits.dtype == torch.float64 and all(m.dtype == torch.float64 for m in out2.mems)
+
+
+def test_u_v_shared_across_layers_by_default_and_untied_on_request():
+    shared = TransformerXL(preset("tiny"))
+    assert all(b.attn.u is shared.blocks[0].attn.u for b in shared.blocks)
+    assert all(b.attn.v is shared.blocks[0].attn.v for b in shared.blocks)
+    untied = TransformerXL(preset("tiny", untie_r=True))
+    assert untied.blocks[0].attn.u is not untied.blocks[1].attn.u
+    H, D, N = 2, 8, 2  # tiny: heads, head dim, layers
+    assert untied.num_params() - shared.num_params() == 2 * H * D * (N - 1)
+
+
+def test_positions_follow_the_requested_dtype():
+    R64 = relative_encoding(50, 16, dtype=torch.float64)
+    assert R64.dtype == torch.float64
+    # float64 all the way: sin(49 * 10000^(-2/16)) computed in double precision
+    assert abs(R64[0, 1].item() - math.sin(49 * 10000 ** (-2 / 16))) < 1e-12  # float32: ~1e-6
+
+
+def test_package_surface():
+    import txl_mini
+
+    for name in ("TransformerXL", "VanillaTransformer", "ModelConfig", "preset", "CharVocab"):
+        assert hasattr(txl_mini, name)
+    for name in txl_mini.__all__:
+        assert getattr(txl_mini, name) is not None
+    with pytest.raises(AttributeError):
+        txl_mini.no_such_name

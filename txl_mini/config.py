@@ -32,6 +32,7 @@ class ModelConfig:
     clamp_len: int = -1  # relative distances above this share one R row; -1 never clamps
     same_length: bool = False  # every query sees the same number of keys (eval trick, §3.3 fn)
     pos_enc: str = "relative"  # "relative" (the paper) or "absolute" (the ablation / vanilla)
+    untie_r: bool = False  # one u, v per layer; the paper's equation and text8 scripts share one pair
     pre_lnorm: bool = False  # the paper is post-LN; pre-LN trains more easily when deep
     tie_weights: bool = True  # output softmax shares the input embedding matrix
     init_std: float = 0.02  # normal init of weights, as in the reference implementation

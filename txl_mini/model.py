@@ -81,6 +81,12 @@ class TransformerXL(nn.Module):
         self.emb_scale = math.sqrt(cfg.d_model)  # embeddings start small (init_std), so scale up
         self.drop = nn.Dropout(cfg.dropout)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
+        if cfg.pos_enc == "relative" and not cfg.untie_r:
+            # The paper's u and v carry no layer index: every layer's attention holds the SAME
+            # two Parameters (like the tied embedding), so they are learned once.
+            u, v = self.blocks[0].attn.u, self.blocks[0].attn.v
+            for block in self.blocks[1:]:
+                block.attn.u, block.attn.v = u, v
         self.ln_f = nn.LayerNorm(cfg.d_model) if cfg.pre_lnorm else nn.Identity()
         self.head = nn.Linear(cfg.d_model, cfg.vocab_size)
         if cfg.tie_weights:
@@ -110,10 +116,10 @@ class TransformerXL(nn.Module):
 
         h = self.embed(idx) * self.emb_scale  # (B, L, C)
         if cfg.pos_enc == "relative":
-            R = relative_encoding(K, cfg.d_model, cfg.clamp_len, idx.device).to(h.dtype)  # (K, C)
+            R = relative_encoding(K, cfg.d_model, cfg.clamp_len, idx.device, h.dtype)  # (K, C)
             R = self.drop(R)
         else:
-            h = h + absolute_encoding(L, cfg.d_model, idx.device).to(h.dtype)  # same U every segment
+            h = h + absolute_encoding(L, cfg.d_model, idx.device, h.dtype)  # same U every segment
             R = None
         h = self.drop(h)
         window = max(mem_len, 1) if cfg.same_length else 0

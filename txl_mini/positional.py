@@ -5,14 +5,16 @@ from __future__ import annotations
 import torch
 
 
-def sinusoid(pos: torch.Tensor, d_model: int) -> torch.Tensor:
-    """Sinusoid embedding of (possibly fractional) positions `pos` (P,) -> (P, C).
+def sinusoid(pos: torch.Tensor, d_model: int, dtype=torch.float32) -> torch.Tensor:
+    """Sinusoid embedding of (possibly fractional) positions `pos` (P,) -> (P, C), in `dtype`.
 
     The first C/2 columns are sin(pos * f_k), the last C/2 are cos(pos * f_k), with
-    frequencies f_k = 10000^(-2k/C) as in Vaswani et al. (2017) (chapter 4).
+    frequencies f_k = 10000^(-2k/C) as in Vaswani et al. (2017) (chapter 4). Everything is
+    computed in `dtype`, so a float64 model gets float64-accurate positions.
     """
-    inv_freq = 1.0 / (10000 ** (torch.arange(0, d_model, 2, dtype=torch.float32) / d_model))  # (C/2,)
-    angles = pos.float()[:, None] * inv_freq[None, :]  # (P, C/2)
+    k2 = torch.arange(0, d_model, 2, dtype=dtype, device=pos.device)  # (C/2,) = 2k
+    inv_freq = 1.0 / (10000 ** (k2 / d_model))  # (C/2,)
+    angles = pos.to(dtype)[:, None] * inv_freq[None, :]  # (P, C/2)
     return torch.cat([angles.sin(), angles.cos()], dim=-1)  # (P, C)
 
 
@@ -28,19 +30,20 @@ def relative_positions(n_keys: int, clamp_len: int = -1, device=None) -> torch.T
     return pos
 
 
-def relative_encoding(n_keys: int, d_model: int, clamp_len: int = -1, device=None) -> torch.Tensor:
+def relative_encoding(n_keys: int, d_model: int, clamp_len: int = -1, device=None,
+                      dtype=torch.float32) -> torch.Tensor:
     """R, the fixed sinusoid matrix of Transformer-XL, rows for distances K-1 ... 0: (K, C).
 
     R has no parameters, so a model trained on short contexts can be evaluated with a memory
     longer than it ever saw in training (chapter 4).
     """
-    return sinusoid(relative_positions(n_keys, clamp_len, device), d_model).to(device)
+    return sinusoid(relative_positions(n_keys, clamp_len, device), d_model, dtype)
 
 
-def absolute_encoding(seg_len: int, d_model: int, device=None) -> torch.Tensor:
+def absolute_encoding(seg_len: int, d_model: int, device=None, dtype=torch.float32) -> torch.Tensor:
     """U, the absolute encoding of positions 0 ... L-1 inside a segment: (L, C) (chapters 1, 3).
 
     Every segment reuses the same U, which is exactly why absolute positions become ambiguous
     once a model also attends to the previous segment's states (chapter 3).
     """
-    return sinusoid(torch.arange(seg_len, device=device), d_model).to(device)
+    return sinusoid(torch.arange(seg_len, device=device), d_model, dtype)
