@@ -95,7 +95,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"notebooks": rows, "total": total}, indent=2))
         return 0
     width = max(len(name) for name in [*rows, "total"])
-    header = f"{'notebook':<{width}}  {'code':>4}  {'exact':>5}  {'ignored':>7}  {'skipped':>7}  exact share"
+    header = (f"{'notebook':<{width}}  {'code':>4}  {'exact':>5}  {'ignored':>7}  "
+              f"{'skipped':>7}  exact share")
     print(header)
     print("-" * len(header))
     for name, c in [*rows.items(), ("total", total)]:

@@ -44,8 +44,9 @@ def test_counts_a_synthetic_notebook(tmp_path):
     res = _run("--json", nb, other)
     assert res.returncode == 0, res.stderr
     data = json.loads(res.stdout)
-    assert data["notebooks"]["synthetic.ipynb"] == {"exact": 3, "ignored": 2, "skipped": 1, "code": 6}
-    assert data["notebooks"]["all_exact.ipynb"] == {"exact": 1, "ignored": 0, "skipped": 0, "code": 1}
+    counts = data["notebooks"]
+    assert counts["synthetic.ipynb"] == {"exact": 3, "ignored": 2, "skipped": 1, "code": 6}
+    assert counts["all_exact.ipynb"] == {"exact": 1, "ignored": 0, "skipped": 0, "code": 1}
     assert data["total"] == {"exact": 4, "ignored": 2, "skipped": 1, "code": 7}
 
     table = _run(nb, other)

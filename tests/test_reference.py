@@ -131,7 +131,8 @@ def run_both(ours, ref, cfg: ModelConfig, seed: int = 1):
             ref_lp = r.prediction_scores  # (B, L, V): the reference returns log-probabilities
             our_nll = -our_lp.gather(-1, y[..., None])[..., 0]  # (B, L)
             ref_nll = -ref_lp.gather(-1, y[..., None])[..., 0]
-            results.append((our_nll, ref_nll, our_lp, ref_lp, our_mems, from_reference_mems(ref_mems)))
+            results.append(
+                (our_nll, ref_nll, our_lp, ref_lp, our_mems, from_reference_mems(ref_mems)))
     return results
 
 

@@ -58,7 +58,8 @@ def mapping_rows(cfg: ModelConfig, per_layer: bool = True) -> list[tuple[str, st
             ("u", ours + "attn.u", att + "r_w_bias" if cfg.untie_r else _T + "r_w_bias"),
             ("v", ours + "attn.v", att + "r_r_bias" if cfg.untie_r else _T + "r_r_bias"),
             ("W_o (attention output)", ours + "attn.W_o.weight", att + "o_net.weight"),
-            ("LayerNorm gain (after attention)", ours + "ln_attn.weight", att + "layer_norm.weight"),
+            ("LayerNorm gain (after attention)", ours + "ln_attn.weight",
+             att + "layer_norm.weight"),
             ("LayerNorm bias (after attention)", ours + "ln_attn.bias", att + "layer_norm.bias"),
             ("FF W_1", ours + "ff.net.0.weight", ref + "pos_ff.CoreNet.0.weight"),
             ("FF b_1", ours + "ff.net.0.bias", ref + "pos_ff.CoreNet.0.bias"),
@@ -76,7 +77,7 @@ def mapping_rows(cfg: ModelConfig, per_layer: bool = True) -> list[tuple[str, st
 
 
 def reference_inv_freq(d_model: int, dtype=torch.float64) -> torch.Tensor:
-    """The sinusoid frequencies 10000^(-2k/C) (C/2,), computed in `dtype` (chapter 4's `sinusoid`)."""
+    """The sinusoid frequencies 10000^(-2k/C), (C/2,), computed in `dtype` (chapter 4)."""
     k2 = torch.arange(0, d_model, 2, dtype=dtype)
     return 1.0 / (10000 ** (k2 / d_model))
 
@@ -104,7 +105,8 @@ def to_reference_state_dict(state_dict: dict, cfg: ModelConfig) -> dict[str, tor
             out[att + "r_w_bias"] = sd["blocks.0.attn.u"]
             out[att + "r_r_bias"] = sd["blocks.0.attn.v"]
     dtype = sd["embed.weight"].dtype
-    out[_T + "pos_emb.inv_freq"] = reference_inv_freq(cfg.d_model, dtype).to(sd["embed.weight"].device)
+    device = sd["embed.weight"].device
+    out[_T + "pos_emb.inv_freq"] = reference_inv_freq(cfg.d_model, dtype).to(device)
     return out
 
 
