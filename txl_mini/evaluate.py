@@ -121,7 +121,8 @@ def loss_by_position(token_nats: torch.Tensor, seg_len: int) -> torch.Tensor:
 
 
 def main(argv=None) -> None:
-    from .train import load_checkpoint, load_corpus_split
+    from .checkpoint import CheckpointError, load_checkpoint
+    from .train import load_corpus_split
 
     p = argparse.ArgumentParser(prog="python -m txl_mini.evaluate",
                                 description="Bits per character of a trained checkpoint.")
@@ -137,7 +138,7 @@ def main(argv=None) -> None:
         model, meta = load_checkpoint(args.checkpoint)
         corpus = args.corpus or meta["corpus"]
         tokens = load_corpus_split(corpus, args.split)[: args.chars]
-    except (OSError, ValueError, DataError) as e:
+    except (CheckpointError, OSError, ValueError, DataError) as e:
         raise SystemExit(f"error: {e}") from None
     if args.sliding_window:
         res = evaluate_sliding_window(model, tokens, progress=True)

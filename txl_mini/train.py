@@ -8,15 +8,15 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 import torch
 from tqdm import tqdm  # plain text bars: no widget warnings in notebooks
 
 from .config import ModelConfig, preset
 from .data import CharVocab, DataError, batchify, iter_segments, load_text8
 from .corpus import offline_splits
+from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint  # noqa: F401 (old callers)
 
 
 @dataclass(frozen=True)
@@ -76,34 +76,6 @@ def train(model, tokens: torch.Tensor, tc: TrainConfig = TrainConfig(), progress
         if log_every and (step + 1) % log_every == 0:
             tqdm.write(f"step {step + 1}: loss {out.loss.item():.3f} nats")
     return losses
-
-
-def save_checkpoint(path: str, model, meta: dict) -> None:
-    """Write model config, weights and `meta` atomically (a temp file renamed when complete)."""
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
-    os.close(fd)
-    try:
-        torch.save({"config": asdict(model.cfg), "vanilla": type(model).__name__ == "VanillaTransformer",
-                    "state_dict": model.state_dict(), "meta": meta}, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-
-
-def load_checkpoint(path: str, device=None):
-    """(model in eval mode, meta) from a file written by save_checkpoint."""
-    from .model import TransformerXL, VanillaTransformer
-
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"no checkpoint at {path}")
-    ckpt = torch.load(path, map_location=device or "cpu")
-    cls = VanillaTransformer if ckpt["vanilla"] else TransformerXL
-    model = cls(ModelConfig(**ckpt["config"]))
-    model.load_state_dict(ckpt["state_dict"])
-    return model.to(device or "cpu").eval(), ckpt["meta"]
 
 
 OFFLINE_CHARS = 2_000_000  # size of the generated offline corpus the CLIs use (seed 0)
