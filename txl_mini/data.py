@@ -13,7 +13,7 @@ from typing import Iterator, Optional, Sequence, Tuple, Union
 import numpy as np
 import torch
 
-from .corpus import make_offline_corpus, write_offline_corpus
+from .corpus import make_offline_corpus, offline_splits, write_offline_corpus
 from .text8 import (TEXT8_CHARS, TEXT8_SHA1, TEXT8_SIZE, TEXT8_URL, TEXT8_ZIP_SHA1,  # noqa: F401
                     TEXT8_ZIP_SIZE, DataError, Splits, default_cache_dir, load_text8, split_sizes,
                     split_text8)
@@ -121,6 +121,42 @@ def iter_segments(streams: torch.Tensor, seg_len: int
         x = streams[:, start:start + n].contiguous()  # (B, l)
         y = streams[:, start + 1:start + 1 + n].contiguous()  # (B, l)
         yield x, y
+
+
+# ---------------------------------------------------------------------------------------------
+# The one corpus loader of the CLIs (train, evaluate, sample)
+# ---------------------------------------------------------------------------------------------
+
+OFFLINE_CHARS = 2_000_000  # size of the generated offline corpus the CLIs use (seed 0)
+CORPORA = ("offline", "text8")
+
+
+def load_corpus_split(corpus: str, split: str = "train", path: Optional[str] = None,
+                      offline_chars: int = OFFLINE_CHARS) -> torch.Tensor:
+    """Token ids (N,) of one split of a corpus, for the CLIs (Chapter 1).
+
+    "text8": downloaded and verified, or read from `path` (text8.zip or the unzipped file).
+    "offline": generated here (`offline_chars` chars, seed 0), or, with `path`, any text file
+    (e.g. one written by `python -m txl_mini.data offline`), normalized to the text8 alphabet
+    and split 90/5/5 like text8. Raises DataError or ValueError with a one-line message.
+    """
+    if corpus not in CORPORA:
+        raise ValueError(f"unknown corpus {corpus!r}; choose one of {', '.join(CORPORA)}")
+    if split not in ("train", "valid", "test"):
+        raise ValueError(f"unknown split {split!r}; choose train, valid or test")
+    if corpus == "text8":
+        splits = load_text8(path)
+    elif path is not None:
+        try:
+            text = Path(path).expanduser().read_bytes().decode("latin-1")
+        except OSError as e:
+            raise DataError(f"cannot read {path}: {e.strerror}") from None
+        splits = split_text8(normalize(text), name=Path(path).name)
+    else:
+        if offline_chars < 1000:
+            raise ValueError(f"offline corpus needs >= 1000 chars, got {offline_chars}")
+        splits = offline_splits(offline_chars, seed=0)
+    return CharVocab().encode(getattr(splits, split))
 
 
 # ---------------------------------------------------------------------------------------------

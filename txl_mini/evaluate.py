@@ -122,7 +122,7 @@ def loss_by_position(token_nats: torch.Tensor, seg_len: int) -> torch.Tensor:
 
 def main(argv=None) -> None:
     from .checkpoint import CheckpointError, load_checkpoint
-    from .train import load_corpus_split
+    from .data import load_corpus_split
 
     p = argparse.ArgumentParser(prog="python -m txl_mini.evaluate",
                                 description="Bits per character of a trained checkpoint.")
