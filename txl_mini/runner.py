@@ -124,7 +124,8 @@ class Run:
     def meta(self) -> dict:
         a = self.args
         return {"corpus": self.corpus["name"], "corpus_path": self.corpus["path"],
-                "corpus_sha1": self.corpus["sha1"], "preset": a.preset, "steps": self.step,
+                "corpus_sha1": self.corpus["sha1"],
+                "offline_chars": a.offline_chars, "preset": a.preset, "steps": self.step,
                 "train_config": asdict(self.tc), "best_val_bpc": _finite_or_none(self.best)}
 
     def save(self, name: str = "last.pt", with_state: bool = True) -> None:
