@@ -29,7 +29,7 @@ from .config import ModelConfig
 FORMAT = "txl_mini.checkpoint"  # marks a file as ours
 VERSION = 1
 MODEL_CLASSES = ("TransformerXL", "VanillaTransformer")
-_PLAIN = (type(None), bool, int, float, str, bytes, torch.Tensor, torch.Size, torch.dtype)
+_PLAIN = (type(None), bool, int, float, str, bytes, torch.Tensor, torch.Size)
 
 
 class CheckpointError(ValueError):

@@ -6,6 +6,7 @@ Run `python -m txl_mini.data --help` to fetch and verify text8 or to write an of
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Iterator, Optional, Sequence, Tuple, Union
@@ -192,7 +193,16 @@ def _cmd_stats(args: argparse.Namespace) -> None:
 
 
 def _cmd_offline(args: argparse.Namespace) -> None:
-
+    for opt, path in (("--out", args.out), ("--deps-out", args.deps_out)):
+        if path is None:
+            continue
+        folder = Path(path).expanduser().resolve().parent
+        if Path(path).is_dir():
+            raise DataError(f"{opt} {path} is a directory; give a file name")
+        if not folder.is_dir():
+            raise DataError(f"{opt} {path}: directory {folder} does not exist; create it first")
+        if not os.access(folder, os.W_OK):
+            raise DataError(f"{opt} {path}: directory {folder} is not writable")
     corpus = make_offline_corpus(args.chars, seed=args.seed, distances=args.distances)
     write_offline_corpus(corpus, args.out, deps_path=args.deps_out)
     print(f"wrote {len(corpus.text):,} chars of corpus '{corpus.name}' (seed {args.seed}) "
@@ -214,18 +224,23 @@ def _distances(s: str) -> Tuple[int, ...]:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of `python -m txl_mini.data` (Chapter 1; the offline corpus: Chapter 2)."""
-    ap = argparse.ArgumentParser(prog="python -m txl_mini.data", description=__doc__.split("\n")[0])
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    p = sub.add_parser("text8", help="download (or read) text8, verify it, print split statistics")
+    fmt = argparse.ArgumentDefaultsHelpFormatter  # --help shows every default
+    ap = argparse.ArgumentParser(prog="python -m txl_mini.data", description=__doc__.split("\n")[0],
+                                 formatter_class=fmt)
+    sub = ap.add_subparsers(dest="cmd")
+    p = sub.add_parser("text8", formatter_class=fmt,
+                       help="download (or read) text8, verify it, print split statistics")
     p.add_argument("--path", help="local text8.zip or unzipped text8 file (no download)")
     p.add_argument("--cache-dir", help="where to keep text8.zip (default: $TXL_MINI_CACHE, "
                    "else $XDG_CACHE_HOME/txl_mini, else ~/.cache/txl_mini)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(fn=_cmd_text8)
-    p = sub.add_parser("stats", help="character statistics of any text file")
+    p = sub.add_parser("stats", formatter_class=fmt,
+                       help="character statistics of any text file")
     p.add_argument("file", help="the text file")
     p.set_defaults(fn=_cmd_stats)
-    p = sub.add_parser("offline", help="write the generated offline corpus (Chapter 2)")
+    p = sub.add_parser("offline", formatter_class=fmt,
+                       help="write the generated offline corpus (Chapter 2)")
     p.add_argument("--chars", type=int, default=5_000_000, help="corpus length in characters")
     p.add_argument("--seed", type=int, default=0, help="random seed; same seed, same text")
     p.add_argument("--distances", type=_distances, default=(64, 256, 512),
@@ -234,6 +249,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--deps-out", help="optional TSV of the plantings: cue target length distance")
     p.set_defaults(fn=_cmd_offline)
     args = ap.parse_args(argv)
+    if args.cmd is None:  # no subcommand: show what there is
+        ap.print_help()
+        return 2
     try:
         args.fn(args)
     except (DataError, ValueError) as e:
