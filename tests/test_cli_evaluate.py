@@ -6,7 +6,8 @@ import os
 import pytest
 import torch
 
-from txl_mini import evaluate, runner
+from txl_mini import evaluate
+from txl_mini.train import main as train_main
 from txl_mini.checkpoint import save_checkpoint
 from txl_mini.config import preset
 from txl_mini.model import VanillaTransformer
@@ -20,7 +21,7 @@ def run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("eval")
     text = tmp / "corpus.txt"
     text.write_text((WORDS * 60)[:4000])  # valid split: 200 chars
-    assert runner.main(["--preset", "tiny", "--path", str(text), "--steps", "4",
+    assert train_main(["--preset", "tiny", "--path", str(text), "--steps", "4",
                         "--batch-size", "4", "--warmup", "1", "--eval-chars", "50",
                         "--threads", "1", "--quiet", "--run-dir", str(tmp / "r")]) == 0
     torch.manual_seed(0)

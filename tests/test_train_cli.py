@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from txl_mini import runner
+from txl_mini.train import main as train_main
 from txl_mini.checkpoint import load_checkpoint, read_checkpoint
 
 torch.set_num_threads(1)
@@ -41,10 +42,10 @@ def losses(run_dir):
 def test_resume_is_bitwise_exact(tmp_path, text):
     """16 steps straight == 8 steps, interrupt, resume 8 more: weights, Adam, logged losses."""
     a, b = tmp_path / "a", tmp_path / "b"
-    assert runner.main(base(text, a)) == 0
-    assert runner.main(base(text, b), on_step=lambda s: s == 8) == 130
+    assert train_main(base(text, a)) == 0
+    assert train_main(base(text, b), on_step=lambda s: s == 8) == 130
     assert read_checkpoint(b / "last.pt")["extra"]["step"] == 8
-    assert runner.main(["--resume", str(b), "--quiet"]) == 0
+    assert train_main(["--resume", str(b), "--quiet"]) == 0
     ca, cb = read_checkpoint(a / "last.pt"), read_checkpoint(b / "last.pt")
     for k, v in ca["state_dict"].items():
         assert torch.equal(v, cb["state_dict"][k]), k
@@ -56,7 +57,7 @@ def test_resume_is_bitwise_exact(tmp_path, text):
 
 def test_best_checkpoint_and_meta(tmp_path, text):
     run_dir = tmp_path / "r"
-    assert runner.main(base(text, run_dir, steps=6) + ["--out", str(tmp_path / "m.pt")]) == 0
+    assert train_main(base(text, run_dir, steps=6) + ["--out", str(tmp_path / "m.pt")]) == 0
     model, meta = load_checkpoint(run_dir / "best.pt")
     vals = [v for _, _, v in losses(run_dir) if v is not None]
     assert meta["best_val_bpc"] == min(vals) and meta["corpus"] == "offline"
@@ -67,20 +68,20 @@ def test_best_checkpoint_and_meta(tmp_path, text):
 
 def test_existing_run_dir_is_refused_unless_overwrite(tmp_path, text, capsys):
     run_dir = tmp_path / "r"
-    assert runner.main(base(text, run_dir, steps=2)) == 0
+    assert train_main(base(text, run_dir, steps=2)) == 0
     capsys.readouterr()
-    assert runner.main(base(text, run_dir, steps=2)) == 2
+    assert train_main(base(text, run_dir, steps=2)) == 2
     err = capsys.readouterr().err
     assert "already exists" in err and "--overwrite" in err and err.count("\n") == 1
-    assert runner.main(base(text, run_dir, steps=3) + ["--overwrite"]) == 0
+    assert train_main(base(text, run_dir, steps=3) + ["--overwrite"]) == 0
     assert read_checkpoint(run_dir / "last.pt")["extra"]["step"] == 3
 
 
 def test_resume_refuses_changed_settings(tmp_path, text, capsys):
     run_dir = tmp_path / "r"
-    assert runner.main(base(text, run_dir, steps=2)) == 0
+    assert train_main(base(text, run_dir, steps=2)) == 0
     capsys.readouterr()
-    assert runner.main(["--resume", str(run_dir), "--lr", "1"]) == 2
+    assert train_main(["--resume", str(run_dir), "--lr", "1"]) == 2
     assert "drop --lr" in capsys.readouterr().err
 
 
@@ -99,7 +100,7 @@ def test_nan_loss_stops_and_keeps_last_good_checkpoint(tmp_path, text, monkeypat
         return real(model, opt, x, y, mems, *a, **k)
 
     monkeypatch.setattr(runner, "train_step", poisoned)
-    assert runner.main(args) == 1
+    assert train_main(args) == 1
     err = capsys.readouterr().err.strip()
     assert err.endswith("error: loss is nan at step 5; stopped, last good checkpoint "
                         f"{run_dir}/last.pt kept") and "\n" not in err
@@ -170,7 +171,7 @@ BAD = [
 def test_bad_inputs_one_line_no_traceback(tmp_path, text, extra, words, capsys):
     run_dir = tmp_path / "r"
     try:
-        code = runner.main(base(text, run_dir) + extra)
+        code = train_main(base(text, run_dir) + extra)
     except SystemExit as e:  # argparse's own errors (choices) exit 2 with usage + one line
         code = e.code
     err = capsys.readouterr().err
@@ -186,7 +187,7 @@ def test_bad_output_locations(tmp_path, text, capsys):
                         (["--run-dir", str(blocker / "sub")], "cannot write"),
                         (["--out", str(tmp_path)], "is a directory"),
                         (["--resume", str(tmp_path / "nope")], "no config.json")]:
-        code = runner.main(base(text, tmp_path / "r") + args)
+        code = train_main(base(text, tmp_path / "r") + args)
         err = capsys.readouterr().err
         assert code == 2 and words in err and err.count("\n") == 1, err
 

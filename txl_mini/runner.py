@@ -30,6 +30,7 @@ from .checkpoint import read_checkpoint, build_model, save_checkpoint, unwrap
 from .config import ModelConfig
 from .data import batchify
 from .evaluate import bits_per_char, evaluate_segments
+from .runlog import plot_curves, read_metrics, remove_created, rewrite_metrics, write_json  # noqa: F401
 from .train import NonFiniteLoss, TrainConfig, lr_at, train_step
 
 FILES = ("config.json", "metrics.jsonl", "curves.png", "last.pt", "best.pt")
@@ -49,6 +50,15 @@ class Stop(Exception):
 
 def rank_world() -> tuple[int, int]:
     return (dist.get_rank(), dist.get_world_size()) if dist.is_initialized() else (0, 1)
+
+
+def any_rank(flag, device=None) -> bool:
+    """True if `flag` holds on any rank, so that every rank takes the same branch."""
+    if not dist.is_initialized():
+        return bool(flag)
+    t = torch.tensor([float(bool(flag))], device=device)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    return bool(t.item())
 
 
 def sha1_tokens(tokens: torch.Tensor) -> str:
@@ -112,10 +122,11 @@ class Run:
                            f"with the same number (now {self.world})")
         model = build_model(ckpt, os.path.join(self.dir, "last.pt"), self.device).train()
         mine = ranks[self.rank]
-        self.step, self.pos, self.best = extra["step"], extra["pos"], extra["best"]
+        self.step, self.pos = extra["step"], extra["pos"]
+        self.best = float("inf") if extra["best"] is None else extra["best"]
         self.mems = [m.to(self.device) for m in mine["mems"]] or None
         self._opt_state = ckpt["optimizer"]
-        self.history = [h for h in _read_metrics(self.dir) if h["step"] <= self.step]
+        self.history = [h for h in read_metrics(self.dir) if h["step"] <= self.step]
         _set_rng_state(mine["rng"], self.device)
         return model
 
@@ -173,12 +184,15 @@ class Run:
         return x, y
 
     def _agree(self, flag) -> bool:
-        """True if `flag` holds on any rank: every rank then stops at the same step."""
-        if self.world == 1:
-            return bool(flag)
-        t = torch.tensor([float(bool(flag))], device=self.device)
-        dist.all_reduce(t, op=dist.ReduceOp.MAX)
-        return bool(t.item())
+        return any_rank(flag, self.device)
+
+    def _mean_loss(self, loss: torch.Tensor) -> float:
+        """The loss over all B streams (each rank has B / world of them)."""
+        loss = loss.detach().float()
+        if self.world > 1:
+            dist.all_reduce(loss)
+            loss = loss / self.world
+        return loss.item()
 
     def train(self, stop_flag: dict, on_step=None) -> None:
         tc, a = self.tc, self.args
@@ -211,7 +225,7 @@ class Run:
                 self.pos += x.shape[1]
                 self.step += 1
                 tokens_seen += x.numel() * self.world
-                loss = out.loss.item()
+                loss = self._mean_loss(out.loss)
                 rate = tokens_seen / max(time.perf_counter() - t0, 1e-9)
                 if self.step % a.log_every == 0 or self.step == tc.steps:
                     self.log({"step": self.step, "loss": loss, "bpc": bits_per_char(loss),
@@ -222,7 +236,7 @@ class Run:
                 final = self.step == tc.steps
                 if (a.eval_every and self.step % a.eval_every == 0) or final:
                     bpc = self.validate()
-                    if bpc < self.best:
+                    if self._agree(bpc < self.best):
                         self.best = bpc
                         self.save("best.pt", with_state=False)
                 if self.step % a.save_every == 0 or final:
@@ -231,63 +245,16 @@ class Run:
                     plot_curves(self.dir, self.history)
                 if on_step is not None and on_step(self.step):  # tests: simulated interrupt
                     stop_flag["signal"] = "SIGINT"
+                if a.pause_at and self.step == a.pause_at and not final:
+                    self.save()
+                    raise Stop(f"paused at step {self.step}: saved {self.dir}/last.pt; continue "
+                               f"with --resume {self.dir}", 0)
         finally:
             bar.close()
 
 
 def _finite_or_none(x: float):
     return x if x != float("inf") else None
-
-
-def _read_metrics(run_dir: str) -> list[dict]:
-    path = os.path.join(run_dir, "metrics.jsonl")
-    if not os.path.exists(path):
-        return []
-    out = []
-    with open(path) as f:
-        for line in f:
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError:  # a line cut off by a crash
-                break
-    return out
-
-
-def rewrite_metrics(run_dir: str, history: list[dict]) -> None:
-    """Drop lines logged after the checkpoint we resume from (a crash can leave some)."""
-    path = os.path.join(run_dir, "metrics.jsonl")
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.writelines(json.dumps(h) + "\n" for h in history)
-    os.replace(tmp, path)
-
-
-def plot_curves(run_dir: str, history: list[dict]) -> bool:
-    """curves.png: training and validation bpc by step; False (and no file) without matplotlib."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return False
-    train = [(h["step"], h["bpc"]) for h in history if "bpc" in h]
-    valid = [(h["step"], h["val_bpc"]) for h in history if "val_bpc" in h]
-    fig, ax = plt.subplots(figsize=(7, 3.2))
-    if train:
-        ax.plot(*zip(*train), label="train (one segment)", lw=1)
-    if valid:
-        ax.plot(*zip(*valid), "o-", label="validation", lw=1.5)
-    ax.set_xlabel("step")
-    ax.set_ylabel("bits per character")
-    ax.legend()
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    tmp = os.path.join(run_dir, ".curves.png.tmp")
-    fig.savefig(tmp, dpi=100, format="png")
-    plt.close(fig)
-    os.replace(tmp, os.path.join(run_dir, "curves.png"))
-    return True
 
 
 def install_signal_handlers(stop_flag: dict) -> dict:
@@ -299,121 +266,3 @@ def install_signal_handlers(stop_flag: dict) -> dict:
     for sig in (signal.SIGINT, signal.SIGTERM):
         old[sig] = signal.signal(sig, handler)
     return old
-
-
-def main(argv=None, on_step=None) -> int:
-    """`python -m txl_mini.train`; returns the exit status. `on_step(step) -> True` requests a
-    stop like Ctrl-C does (tests use it to interrupt at an exact step)."""
-    import sys
-
-    from . import trainopts as o
-    from .checkpoint import CheckpointError
-    from .data import DataError, load_corpus_split
-
-    argv = sys.argv[1:] if argv is None else list(argv)
-    args = o.build_parser().parse_args(argv)
-    created: list[str] = []
-    distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
-    try:
-        if args.resume:
-            o.restore_options(args, argv)
-        o.check_values(args)
-        if args.threads:
-            torch.set_num_threads(args.threads)
-        cfg = o.model_config(args)
-        device = o.pick_device(args.device, int(os.environ.get("LOCAL_RANK", "0")))
-        if distributed and not dist.is_initialized():
-            dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
-        rank, world = rank_world()
-        if args.batch_size % world:
-            raise o.UsageError(f"--batch-size {args.batch_size} must be divisible by the "
-                               f"{world} processes")
-        need, detail = o.memory_estimate(cfg, args.batch_size // world, args.vanilla)
-        have = o.memory_available(device)
-        if need > have:
-            raise o.UsageError(f"this run needs roughly {need / 2**30:,.1f} GiB ({detail}), more "
-                               f"than the {have / 2**30:,.1f} GiB of {device.type} memory here; "
-                               "lower --batch-size, --seg-len or --mem-len")
-        if rank == 0:
-            o.prepare_run_dir(args, created)
-        else:
-            args.run_dir = args.resume or args.run_dir or os.path.splitext(args.out)[0]
-        tokens = load_corpus_split(args.corpus, "train", args.path, args.offline_chars)
-        valid = load_corpus_split(args.corpus, "valid", args.path, args.offline_chars)
-        valid = valid[:args.eval_chars]
-        T = len(tokens) // args.batch_size
-        if T < cfg.seg_len + 1 or len(valid) < 2:
-            raise o.UsageError(f"the training split has {len(tokens):,} chars: "
-                               f"{args.batch_size} streams of {T:,}, too short for segments of "
-                               f"{cfg.seg_len} (need > {cfg.seg_len} per stream); lower "
-                               "--batch-size or --seg-len, or use a longer corpus")
-        corpus = {"name": args.corpus, "path": args.path, "chars": len(tokens),
-                  "sha1": sha1_tokens(tokens)}
-        if args.resume:
-            with open(os.path.join(args.run_dir, "config.json")) as f:
-                was = json.load(f)["corpus"]
-            if was["sha1"] != corpus["sha1"]:
-                raise RunError(f"the corpus differs from the one {args.run_dir} was trained on "
-                               f"(sha1 {corpus['sha1'][:12]} vs {was['sha1'][:12]})")
-        tc = TrainConfig(steps=args.steps, batch_size=args.batch_size, lr=args.lr,
-                         warmup=args.warmup, clip=args.clip, seed=args.seed)
-        run = Run(args, cfg, tc, tokens, valid, corpus, device, args.vanilla)
-        if rank == 0:
-            if args.resume:
-                rewrite_metrics(run.dir, run.history)
-            else:
-                _write_json(os.path.join(run.dir, "config.json"),
-                            {"args": vars(args), "model": asdict(run.model.cfg),
-                             "model_class": type(run.model).__name__, "corpus": corpus,
-                             "world_size": world})
-            print(f"corpus: {args.corpus}{' (' + args.path + ')' if args.path else ''}, "
-                  f"{len(tokens):,} training chars; device: {device} x {world}; "
-                  f"{type(run.model).__name__} with {run.model.num_params():,} parameters; "
-                  f"run dir: {run.dir}" + (f"; resuming at step {run.step}" if args.resume
-                                           else ""), flush=True)
-        stop_flag: dict = {}
-        old = install_signal_handlers(stop_flag)
-        try:
-            run.train(stop_flag, on_step)
-        finally:
-            for sig, h in old.items():
-                signal.signal(sig, h)
-        if rank == 0:
-            best = _finite_or_none(run.best)
-            print(f"trained {tc.steps} steps; validation {run.history[-1].get('val_bpc', 0):.3f}"
-                  f" bpc on {len(valid):,} {args.corpus} chars (best {best:.3f}); wrote "
-                  f"{run.dir}/last.pt and best.pt" + (f" and {args.out}" if args.out else ""))
-            if not os.path.exists(os.path.join(run.dir, "curves.png")):
-                print("note: matplotlib is not installed, so no curves.png was drawn")
-        return 0
-    except Stop as e:
-        print(str(e), file=sys.stderr if e.code == 1 else sys.stdout, flush=True)
-        return e.code
-    except KeyboardInterrupt:
-        _remove_created(created)
-        return o.fail("interrupted before training started; nothing was saved", 130)
-    except o.UsageError as e:
-        _remove_created(created)
-        return o.fail(f"error: {e}")
-    except (RunError, DataError, CheckpointError, ValueError) as e:
-        _remove_created(created)
-        return o.fail(f"error: {e}", 1)
-    finally:
-        if distributed and dist.is_initialized():
-            dist.destroy_process_group()
-
-
-def _write_json(path: str, obj) -> None:
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(obj, f, indent=1)
-    os.replace(tmp, path)
-
-
-def _remove_created(created: list) -> None:
-    """A run that fails before training leaves no empty directory behind."""
-    for d in reversed(created):
-        try:
-            os.rmdir(d)  # only if still empty
-        except OSError:
-            pass

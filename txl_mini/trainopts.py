@@ -18,7 +18,7 @@ import torch
 from .config import PRESETS, preset
 from .data import CORPORA, OFFLINE_CHARS
 
-RESUME_KEEPS = ("device", "quiet", "threads", "resume")  # options a resumed run may change
+RESUME_KEEPS = ("device", "quiet", "threads", "resume", "pause_at")  # options a resumed run may change
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -57,6 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     a("--out", default=None, help="also write the final model to this .pt file")
     a("--resume", metavar="DIR", default=None, help="continue the run in DIR exactly")
     a("--overwrite", action="store_true", help="start over in an existing run directory")
+    a("--pause-at", type=int, default=None, metavar="STEP", help="save and stop at this step, "
+      "to --resume later (e.g. time-limited jobs)")
     a("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     a("--quiet", action="store_true", help="no progress bar")
     return p
@@ -82,7 +84,8 @@ def check_values(args) -> None:
 
     for name, low in (("steps", 1), ("batch_size", 1), ("warmup", 0), ("eval_every", 0),
                       ("eval_chars", 2), ("save_every", 1), ("log_every", 1),
-                      ("offline_chars", 1000), ("seg_len", 1), ("mem_len", 0), ("threads", 1)):
+                      ("offline_chars", 1000), ("seg_len", 1), ("mem_len", 0), ("threads", 1),
+                      ("pause_at", 1)):
         v = getattr(args, name)
         need(v is None or v >= low, f"--{name.replace('_', '-')} must be >= {low}, got {v}")
     for name in ("lr", "clip"):
@@ -204,5 +207,7 @@ def restore_options(args, argv) -> None:
 
 
 def fail(msg: str, code: int = 2) -> int:
-    print(f"python -m txl_mini.train: {msg}", file=sys.stderr)
+    """Print one line (rank 0 only, under torchrun) and return the exit status."""
+    if os.environ.get("RANK", "0") == "0":
+        print(f"python -m txl_mini.train: {msg}", file=sys.stderr)
     return code
