@@ -196,3 +196,10 @@ def test_cli_subprocess_bad_input_has_no_traceback(tmp_path):
     res = cli("--steps", "0", "--run-dir", str(tmp_path / "r"))
     assert res.returncode == 2 and "Traceback" not in res.stderr
     assert res.stderr.strip() == "python -m txl_mini.train: error: --steps must be >= 1, got 0"
+
+
+def test_help_shows_defaults(capsys):
+    with pytest.raises(SystemExit) as ex:
+        train_main(["--help"])
+    out = capsys.readouterr().out
+    assert ex.value.code == 0 and "(default: 500)" in out and "--resume" in out

@@ -120,6 +120,8 @@ def main(argv=None, on_step=None) -> int:
             torch.set_num_threads(args.threads)
         cfg = o.model_config(args)
         device = o.pick_device(args.device, int(os.environ.get("LOCAL_RANK", "0")))
+        if device.type == "cuda":
+            torch.cuda.set_device(device)  # NCCL collectives use the current device
         if distributed and not dist.is_initialized():
             dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
         rank, world = rank_world()
