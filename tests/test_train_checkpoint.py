@@ -48,7 +48,8 @@ def test_float64_model_comes_back_in_float64(tmp_path):
 def test_optimizer_and_extra_are_stored(tmp_path):
     model = tiny()
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-    model(torch.zeros(1, 8, dtype=torch.long), targets=torch.zeros(1, 8, dtype=torch.long)).loss.backward()
+    zeros = torch.zeros(1, 8, dtype=torch.long)
+    model(zeros, targets=zeros).loss.backward()
     opt.step()
     extra = {"rng": torch.get_rng_state(), "position": 5, "mems": [torch.ones(2, 3)]}
     save_checkpoint(tmp_path / "m.pt", model, {"a": 1}, optimizer=opt, extra=extra)

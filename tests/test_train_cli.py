@@ -162,6 +162,7 @@ BAD = [
     (["--seg-len", "2000000"], "GiB"),
     (["--seg-len", "4096", "--batch-size", "1000"], "GiB"),
     (["--batch-size", "500"], "too short for segments"),
+    (["--path", "/nonexistent/corpus.txt"], "cannot read /nonexistent/corpus.txt"),
     (["--device", "cuda"] if not torch.cuda.is_available() else ["--steps", "-1"],
      "no CUDA GPU" if not torch.cuda.is_available() else "--steps"),
 ]

@@ -186,8 +186,9 @@ def build_model(ckpt: dict, path: str = "checkpoint", device=None) -> torch.nn.M
     for name, t in state.items():
         if not isinstance(t, torch.Tensor) or t.shape != expected[name].shape:
             got = tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__
+            want = tuple(expected[name].shape)
             raise CheckpointError(f"{path}: weights do not match the stored config: {name} is "
-                                  f"{got} in the file, {tuple(expected[name].shape)} for the config")
+                                  f"{got} in the file, {want} for the config")
     float_dtypes = {t.dtype for t in state.values() if t.is_floating_point()}
     if len(float_dtypes) == 1:  # a float64 (chapters) or bf16 model comes back in its dtype
         model.to(float_dtypes.pop())

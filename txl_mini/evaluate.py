@@ -154,7 +154,8 @@ def main(argv=None) -> int:
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter,
                                 description="Bits per character of a trained checkpoint.")
     a = p.add_argument
-    a("checkpoint", help="a .pt file or a run directory (its best.pt) from python -m txl_mini.train")
+    a("checkpoint", help="a .pt file, or a run directory (its best.pt), from "
+      "python -m txl_mini.train")
     a("--corpus", default=None, choices=CORPORA, help="default: the training corpus")
     a("--path", default=None, help="corpus file (default: the one the run trained on)")
     a("--split", default="valid", choices=["valid", "test"])

@@ -30,7 +30,8 @@ from .checkpoint import read_checkpoint, build_model, save_checkpoint, unwrap
 from .config import ModelConfig
 from .data import batchify
 from .evaluate import bits_per_char, evaluate_segments
-from .runlog import plot_curves, read_metrics, remove_created, rewrite_metrics, write_json  # noqa: F401
+from .runlog import (plot_curves, read_metrics, remove_created, rewrite_metrics,  # noqa: F401
+                     write_json)
 from .train import NonFiniteLoss, TrainConfig, lr_at, train_step
 
 FILES = ("config.json", "metrics.jsonl", "curves.png", "last.pt", "best.pt")

@@ -18,7 +18,8 @@ import torch.distributed as dist
 from tqdm import tqdm  # plain text bars: no widget warnings in notebooks
 
 from .data import OFFLINE_CHARS, DataError, batchify, iter_segments, load_corpus_split  # noqa: F401
-from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint  # noqa: F401 (old callers)
+# re-exported for old callers: `from txl_mini.train import save_checkpoint, load_checkpoint`
+from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint  # noqa: F401
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,8 @@ def train_step(model, opt, x, y, mems, lr: float, clip: float, autocast=None,
     """One optimizer update on segment x -> y (B, L) with memory `mems`; returns ModelOutput.
 
     With check_finite (True, or a function loss -> bool that all ranks agree on), a NaN/inf loss
-    raises NonFiniteLoss before backward, so the model and optimizer keep the last good state. `autocast` is an optional context (bf16 on CUDA).
+    raises NonFiniteLoss before backward, so the model and optimizer keep the last good state.
+    `autocast` is an optional context (bf16 on CUDA).
     """
     for group in opt.param_groups:
         group["lr"] = lr

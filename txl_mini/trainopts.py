@@ -18,7 +18,8 @@ import torch
 from .config import PRESETS, preset
 from .data import CORPORA, OFFLINE_CHARS
 
-RESUME_KEEPS = ("device", "quiet", "threads", "resume", "pause_at")  # options a resumed run may change
+# the only options a resumed run may change
+RESUME_KEEPS = ("device", "quiet", "threads", "resume", "pause_at")
 
 
 def build_parser() -> argparse.ArgumentParser:
