@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import signal
+import threading
 import time
 from dataclasses import asdict
 
@@ -264,6 +265,8 @@ def install_signal_handlers(stop_flag: dict) -> dict:
         stop_flag["signal"] = signal.Signals(signum).name
 
     old = {}
+    if threading.current_thread() is not threading.main_thread():
+        return old  # signals reach only the main thread; a caller in a thread handles its own
     for sig in (signal.SIGINT, signal.SIGTERM):
         old[sig] = signal.signal(sig, handler)
     return old
