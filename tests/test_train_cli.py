@@ -73,6 +73,9 @@ def test_existing_run_dir_is_refused_unless_overwrite(tmp_path, text, capsys):
     assert train_main(base(text, run_dir, steps=2)) == 2
     err = capsys.readouterr().err
     assert "already exists" in err and "--overwrite" in err and err.count("\n") == 1
+    bad_path = ["--overwrite", "--path", str(tmp_path / "missing.txt")]  # fails after the dir check
+    assert train_main(base(text, run_dir, steps=3) + bad_path) == 1
+    assert read_checkpoint(run_dir / "last.pt")["extra"]["step"] == 2  # refused: old run intact
     assert train_main(base(text, run_dir, steps=3) + ["--overwrite"]) == 0
     assert read_checkpoint(run_dir / "last.pt")["extra"]["step"] == 3
 

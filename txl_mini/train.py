@@ -164,6 +164,8 @@ def main(argv=None, on_step=None) -> int:
                                f"(sha1 {corpus['sha1'][:12]} vs {was['sha1'][:12]})")
         tc = TrainConfig(steps=args.steps, batch_size=args.batch_size, lr=args.lr,
                          warmup=args.warmup, clip=args.clip, seed=args.seed)
+        if args.overwrite and not args.resume and rank == 0:
+            o.clear_run_dir(args.run_dir)
         run = Run(args, cfg, tc, tokens, valid, corpus, device, args.vanilla)
         if rank == 0:
             if args.resume:

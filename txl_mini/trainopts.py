@@ -166,9 +166,6 @@ def prepare_run_dir(args, created: list) -> None:
         if not args.overwrite:
             raise UsageError(f"run directory {d} already exists; pass --resume {d} to continue "
                              "it or --overwrite to start over")
-        for f in os.listdir(d):
-            if f in ("config.json", "metrics.jsonl", "curves.png", "last.pt", "best.pt"):
-                os.remove(os.path.join(d, f))
     if args.out:
         if os.path.isdir(args.out):
             raise UsageError(f"--out {args.out} is a directory; give a file name like "
@@ -185,6 +182,13 @@ def prepare_run_dir(args, created: list) -> None:
             os.remove(probe)
         except OSError as e:
             raise UsageError(f"cannot write to {folder}: {e.strerror or e}") from None
+
+
+def clear_run_dir(d: str) -> None:
+    """--overwrite: remove the old run's files (only ours), once every check has passed."""
+    for f in ("config.json", "metrics.jsonl", "curves.png", "last.pt", "best.pt"):
+        if os.path.exists(os.path.join(d, f)):
+            os.remove(os.path.join(d, f))
 
 
 def restore_options(args, argv) -> None:
