@@ -46,7 +46,7 @@ def train_config(quick: bool) -> ModelConfig:
                        seg_len=128, mem_len=128)
 
 
-def train_flops_per_token(cfg: ModelConfig, xl: bool) -> float:
+def train_flops_per_token(cfg: ModelConfig, xl: bool, batch: int) -> float:
     """Matmul FLOPs of one training step per segment token: 3 x forward (backward = 2 x forward).
 
     Per layer and segment token (L queries, K = M + L keys, C = d_model, HD = H * D, F = d_inner):
@@ -61,7 +61,7 @@ def train_flops_per_token(cfg: ModelConfig, xl: bool) -> float:
     K = M + L
     layer = 2 * C * HD + 4 * (K / L) * C * HD + 2 * HD * C + 4 * C * F + 4 * K * HD
     if xl:
-        layer += 2 * (K + 1) * HD
+        layer += 2 * (K + 1) * HD + 2 * K * C * HD / (batch * L)
     return 3 * (cfg.n_layer * layer + 2 * C * V)
 
 
@@ -72,6 +72,7 @@ class PeakMemory:
         self.device = device
 
     def reset(self) -> None:
+        self.base = self._now()  # what was already in use: peak - base is this stretch's rise
         if self.device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(self.device)
         else:
@@ -81,17 +82,25 @@ class PeakMemory:
             except OSError:
                 pass
 
-    def peak_mib(self) -> float:
-        if self.device.type == "cuda":
-            return torch.cuda.max_memory_allocated(self.device) / 2**20
+    def _status(self, field: str) -> float:
         try:
             with open("/proc/self/status") as f:
                 for line in f:
-                    if line.startswith("VmHWM:"):
+                    if line.startswith(field):
                         return int(line.split()[1]) / 1024
         except OSError:
             pass
         return float("nan")
+
+    def _now(self) -> float:
+        if self.device.type == "cuda":
+            return torch.cuda.memory_allocated(self.device) / 2**20
+        return self._status("VmRSS:")
+
+    def peak_mib(self) -> float:
+        if self.device.type == "cuda":
+            return torch.cuda.max_memory_allocated(self.device) / 2**20
+        return self._status("VmHWM:")
 
 
 def _sync(device):
@@ -143,8 +152,10 @@ def bench_training(cfg, batch, device, rounds, steps, amp, compile_, progress):
     }
     trainers = {k: Trainer(m, cfg, batch, device, amp, compile_) for k, (m, _) in models.items()}
     mem = PeakMemory(device)
-    rates = {k: [] for k in trainers}
+    rates = {k: [] for k in trainers}  # tokens per wall-clock second
+    cpu_rates = {k: [] for k in trainers}  # tokens per CPU second of this process
     peaks = {k: 0.0 for k in trainers}
+    rises = {k: 0.0 for k in trainers}
     for tr in trainers.values():  # warm-up (fills the memory, compiles)
         for _ in range(2):
             tr.step()
@@ -153,22 +164,24 @@ def bench_training(cfg, batch, device, rounds, steps, amp, compile_, progress):
         for name, tr in trainers.items():
             mem.reset()
             _sync(device)
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             for _ in range(steps):
                 tr.step()
             _sync(device)
             rates[name].append(steps * batch * cfg.seg_len / (time.perf_counter() - t))
+            cpu_rates[name].append(steps * batch * cfg.seg_len / (time.process_time() - c))
             peaks[name] = max(peaks[name], mem.peak_mib())
+            rises[name] = max(rises[name], mem.peak_mib() - mem.base)
             bar.update()
     bar.close()
     res = {}
     for name, (_, xl) in models.items():
-        fl = train_flops_per_token(cfg, xl) + (
-            3 * 2 * (cfg.mem_len + cfg.seg_len) * cfg.d_model * cfg.n_head * cfg.d_head
-            * cfg.n_layer / (batch * cfg.seg_len) if xl else 0.0)
+        fl = train_flops_per_token(cfg, xl, batch)
         tps = statistics.median(rates[name])
         res[name] = {"tokens_per_s": tps, "tokens_per_s_all": rates[name],
+                     "tokens_per_cpu_s": statistics.median(cpu_rates[name]),
                      "flops_per_token": fl, "flop_per_s": tps * fl, "peak_mem_mib": peaks[name],
+                     "peak_rise_mib": rises[name],
                      "params": trainers[name].model.num_params()}
     return res
 
@@ -208,6 +221,7 @@ def bench_eval(lens, device, amp_dtype, quick, progress):
         row = eval_speed(cfg, [A], batch_size=1, n_predict=64 if quick else 256,
                          n_windows=2 if quick else 5, device=device, amp_dtype=amp_dtype)[0]
         row["peak_mem_mib"] = mem.peak_mib()
+        row["peak_rise_mib"] = mem.peak_mib() - mem.base
         row["paper_speedup"] = PAPER_SPEEDUP.get(A)
         rows.append(row)
     return rows
@@ -265,15 +279,20 @@ def main(argv=None) -> int:
     evals = bench_eval(lens, device, amp_dtype, args.quick, progress)
 
     fast, ref, van = (train[k]["tokens_per_s"] for k in ("xl_fast", "xl_reference", "vanilla"))
+    cpu = {k: v["tokens_per_cpu_s"] for k, v in train.items()}
     result = {
         "device": str(device), "device_name": name, "threads": torch.get_num_threads(),
         "torch": torch.__version__, "autocast": str(amp_dtype), "compile": args.compile,
         "quick": args.quick, "train_config": cfg.__dict__, "batch": batch,
         "train": train,
         "ratios": {"fast_over_reference": fast / ref,
-                   "xl_step_over_vanilla_step": van / fast},
+                   "xl_step_over_vanilla_step": van / fast,
+                   "fast_over_reference_cpu": cpu["xl_fast"] / cpu["xl_reference"],
+                   "xl_step_over_vanilla_step_cpu": cpu["vanilla"] / cpu["xl_fast"]},
         "matmul_flop_per_s": ceiling,
         "mfu": {k: v["flop_per_s"] / ceiling for k, v in train.items()},
+        "mfu_cpu_time": {k: v["tokens_per_cpu_s"] * v["flops_per_token"] / ceiling
+                         for k, v in train.items()},
         "eval": evals, "memory_flatness": flat,
         "seconds": time.perf_counter() - t0,
     }
@@ -302,22 +321,28 @@ def format_report(r: dict) -> str:
     c = r["train_config"]
     lines = [f"training: d_model {c['d_model']}, {c['n_layer']} layers, {c['n_head']} heads, "
              f"L = M = {c['seg_len']}, batch {r['batch']}",
-             f"{'model':<14}{'tokens/s':>10}{'GFLOP/s':>9}{'MFU':>7}{'peak MiB':>10}"]
+             f"{'model':<14}{'tokens/s':>10}{'tokens/CPU s':>14}{'GFLOP/s':>9}{'MFU':>7}"
+             f"{'peak MiB':>10}{'rise':>7}"]
     for k, v in r["train"].items():
-        lines.append(f"{k:<14}{v['tokens_per_s']:>10.0f}{v['flop_per_s'] / 1e9:>9.2f}"
-                     f"{r['mfu'][k]:>7.1%}{v['peak_mem_mib']:>10.0f}")
+        lines.append(f"{k:<14}{v['tokens_per_s']:>10.0f}{v['tokens_per_cpu_s']:>14.0f}"
+                     f"{v['flop_per_s'] / 1e9:>9.2f}{r['mfu'][k]:>7.1%}{v['peak_mem_mib']:>10.0f}"
+                     f"{v['peak_rise_mib']:>7.0f}")
     ra = r["ratios"]
-    lines.append(f"fast / reference: {ra['fast_over_reference']:.2f}x; XL step / vanilla step: "
-                 f"{ra['xl_step_over_vanilla_step']:.2f}x; matmul ceiling "
-                 f"{r['matmul_flop_per_s'] / 1e9:.2f} GFLOP/s")
+    lines.append(f"fast / reference: {ra['fast_over_reference']:.2f}x wall, "
+                 f"{ra['fast_over_reference_cpu']:.2f}x CPU time; XL step / vanilla step: "
+                 f"{ra['xl_step_over_vanilla_step']:.2f}x wall, "
+                 f"{ra['xl_step_over_vanilla_step_cpu']:.2f}x CPU time")
+    mc = r["mfu_cpu_time"]
+    lines.append(f"matmul ceiling {r['matmul_flop_per_s'] / 1e9:.2f} GFLOP/s; MFU by CPU time: "
+                 + ", ".join(f"{k} {v:.1%}" for k, v in mc.items()))
     lines.append("evaluation (book widths), seconds per predicted character:")
     lines.append(f"{'attn len':>8}{'XL ms/char':>12}{'vanilla ms/char':>17}{'speed-up':>10}"
-                 f"{'paper':>8}{'peak MiB':>10}")
+                 f"{'paper':>8}{'peak MiB':>10}{'rise':>7}")
     for e in r["eval"]:
         paper = f"{e['paper_speedup']}x" if e["paper_speedup"] else "-"
         lines.append(f"{e['attn_len']:>8}{1e3 * e['xl_s_per_char']:>12.4f}"
                      f"{1e3 * e['vanilla_s_per_char']:>17.3f}{e['speedup']:>9.0f}x{paper:>8}"
-                     f"{e['peak_mem_mib']:>10.0f}")
+                     f"{e['peak_mem_mib']:>10.0f}{e['peak_rise_mib']:>7.0f}")
     f = r["memory_flatness"]
     lines.append(f"memory flatness: peak {f['peak_long_mib']:.1f} MiB after {f['segments_long']} "
                  f"segments vs {f['peak_short_mib']:.1f} MiB after {f['segments_short']} "
