@@ -6,7 +6,9 @@ One run measures, on one device with the same thread count:
   size and segment length, timed in interleaved rounds so that load from other processes hits
   all three alike; the ratios are taken between medians of the same run;
 - model FLOP utilisation (MFU): achieved training FLOP/s / FLOP/s of a large square matmul
-  timed in the same run (the practical ceiling of this device and thread count). FLOPs are
+  timed in the same run (the practical ceiling of this device and thread count), once by
+  wall-clock time and once by this process's CPU time (which other processes sharing the CPU
+  inflate much less; the bench's tokens/s are given both ways too). FLOPs are
   counted by `train_flops_per_token` below (matmuls only, 2 per multiply-add, backward = 2x
   forward);
 - seconds per predicted character, XL with memory vs the vanilla sliding window (the paper's
@@ -14,7 +16,8 @@ One run measures, on one device with the same thread count:
 - peak memory of every measurement, and memory flatness: peak after 2,000 evaluated segments
   vs after 20 (a small model, so it is cheap).
 Peak memory is torch.cuda.max_memory_allocated on CUDA and the process's peak resident set
-(VmHWM, reset through /proc/self/clear_refs before each measurement) on a CPU.
+(VmHWM, reset through /proc/self/clear_refs after malloc_trim before each measurement) on a
+CPU; "rise" is the peak minus what was in use when the measurement began.
 """
 
 from __future__ import annotations
@@ -72,6 +75,8 @@ class PeakMemory:
         self.device = device
 
     def reset(self) -> None:
+        if self.device.type == "cpu":
+            _malloc_trim()  # hand freed memory back first, so that RSS is what is in use
         self.base = self._now()  # what was already in use: peak - base is this stretch's rise
         if self.device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(self.device)
@@ -103,23 +108,33 @@ class PeakMemory:
         return self._status("VmHWM:")
 
 
+def _malloc_trim() -> None:
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass  # not glibc: the RSS peaks then include freed memory the allocator kept
+
+
 def _sync(device):
     if device.type == "cuda":
         torch.cuda.synchronize(device)
 
 
-def matmul_flops(device: torch.device, n: int, reps: int) -> float:
-    """FLOP/s of an n x n @ n x n float32 matmul (best of reps): the practical ceiling."""
+def matmul_flops(device: torch.device, n: int, reps: int) -> tuple[float, float]:
+    """FLOP/s of an n x n @ n x n float32 matmul, the practical ceiling: (per wall-clock second,
+    per CPU second of this process), each the best of `reps` calls."""
     a = torch.randn(n, n, device=device)
     b = torch.randn(n, n, device=device)
-    best = float("inf")
+    best, best_cpu = float("inf"), float("inf")
     for _ in range(reps + 1):  # the first call warms up
         _sync(device)
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         torch.mm(a, b)
         _sync(device)
-        best = min(best, time.perf_counter() - t)
-    return 2 * n**3 / best
+        best, best_cpu = min(best, time.perf_counter() - t), min(best_cpu, time.process_time() - c)
+    return 2 * n**3 / best, 2 * n**3 / max(best_cpu, 1e-9)
 
 
 class Trainer:
@@ -272,11 +287,14 @@ def main(argv=None) -> int:
           f"autocast: {amp_dtype}, compile: {args.compile}")
 
     t0 = time.perf_counter()
-    ceiling = matmul_flops(device, 512 if args.quick else 1024, 3 if args.quick else 5)
-    train = bench_training(cfg, batch, device, rounds, steps, amp, args.compile, progress)
-    ceiling = max(ceiling, matmul_flops(device, 512 if args.quick else 1024, 3))  # best of both
+    n = 512 if args.quick else 1024
+    ceil1 = matmul_flops(device, n, 3 if args.quick else 5)
+    # smallest memory needs first, so that every peak-memory reading starts from a low RSS
     flat = memory_flatness(device, 20, args.long_segments, amp, progress)
     evals = bench_eval(lens, device, amp_dtype, args.quick, progress)
+    train = bench_training(cfg, batch, device, rounds, steps, amp, args.compile, progress)
+    ceil2 = matmul_flops(device, n, 3)
+    ceiling, ceiling_cpu = max(ceil1[0], ceil2[0]), max(ceil1[1], ceil2[1])  # best of both
 
     fast, ref, van = (train[k]["tokens_per_s"] for k in ("xl_fast", "xl_reference", "vanilla"))
     cpu = {k: v["tokens_per_cpu_s"] for k, v in train.items()}
@@ -289,9 +307,9 @@ def main(argv=None) -> int:
                    "xl_step_over_vanilla_step": van / fast,
                    "fast_over_reference_cpu": cpu["xl_fast"] / cpu["xl_reference"],
                    "xl_step_over_vanilla_step_cpu": cpu["vanilla"] / cpu["xl_fast"]},
-        "matmul_flop_per_s": ceiling,
+        "matmul_flop_per_s": ceiling, "matmul_flop_per_cpu_s": ceiling_cpu,
         "mfu": {k: v["flop_per_s"] / ceiling for k, v in train.items()},
-        "mfu_cpu_time": {k: v["tokens_per_cpu_s"] * v["flops_per_token"] / ceiling
+        "mfu_cpu_time": {k: v["tokens_per_cpu_s"] * v["flops_per_token"] / ceiling_cpu
                          for k, v in train.items()},
         "eval": evals, "memory_flatness": flat,
         "seconds": time.perf_counter() - t0,
@@ -333,7 +351,8 @@ def format_report(r: dict) -> str:
                  f"{ra['xl_step_over_vanilla_step']:.2f}x wall, "
                  f"{ra['xl_step_over_vanilla_step_cpu']:.2f}x CPU time")
     mc = r["mfu_cpu_time"]
-    lines.append(f"matmul ceiling {r['matmul_flop_per_s'] / 1e9:.2f} GFLOP/s; MFU by CPU time: "
+    lines.append(f"matmul ceiling {r['matmul_flop_per_s'] / 1e9:.1f} GFLOP/s wall, "
+                 f"{r['matmul_flop_per_cpu_s'] / 1e9:.1f} per CPU s; MFU by CPU time: "
                  + ", ".join(f"{k} {v:.1%}" for k, v in mc.items()))
     lines.append("evaluation (book widths), seconds per predicted character:")
     lines.append(f"{'attn len':>8}{'XL ms/char':>12}{'vanilla ms/char':>17}{'speed-up':>10}"
