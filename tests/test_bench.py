@@ -1,4 +1,4 @@
-"""`python -m txl_mini.bench` end to end: a tiny run in a subprocess, its JSON checked for sanity."""
+"""`python -m txl_mini.bench` end to end: a tiny run in a subprocess, its JSON checked."""
 
 import json
 import math
@@ -64,5 +64,6 @@ def test_flop_count_by_hand():
     # C = HD = 2, F = 4, V = 3, L = 2, K = 4, batch 1
     layer_vanilla = 2 * 2 * 2 + 4 * 1 * 2 * 2 + 2 * 2 * 2 + 4 * 2 * 4 + 4 * 2 * 2  # K = L = 2
     assert train_flops_per_token(cfg, False, 1) == 3 * (layer_vanilla + 2 * 2 * 3)
-    layer_xl = 2 * 2 * 2 + 4 * 2 * 2 * 2 + 2 * 2 * 2 + 4 * 2 * 4 + 4 * 4 * 2 + 2 * 5 * 2 + 2 * 4 * 2 * 2 / 2
+    layer_xl = (2 * 2 * 2 + 4 * 2 * 2 * 2 + 2 * 2 * 2 + 4 * 2 * 4 + 4 * 4 * 2
+                + 2 * 5 * 2 + 2 * 4 * 2 * 2 / 2)  # K = 4: (b)+(d) over K+1 = 5, W_kr R / (B L)
     assert math.isclose(train_flops_per_token(cfg, True, 1), 3 * (layer_xl + 2 * 2 * 3))

@@ -119,7 +119,8 @@ def test_untie_r_false_shares_u_v_in_fast_path():
 def test_vanilla_fast_equals_reference():
     cfg = preset("tiny", dropout=0.0)
     fast, ref = pair(cfg, torch.float64, VanillaTransformer)
-    x = torch.randint(0, cfg.vocab_size, (2, cfg.seg_len + 1), generator=torch.Generator().manual_seed(3))
+    gen = torch.Generator().manual_seed(3)
+    x = torch.randint(0, cfg.vocab_size, (2, cfg.seg_len + 1), generator=gen)
     (lf,), _, gf = run(fast, x, 1, True)
     (lr,), _, gr = run(ref, x, 1, True)
     assert_close(lf, lr, 1e-10, "vanilla logits")
