@@ -102,6 +102,7 @@ class MultiHeadAttention(nn.Module):
         self.drop_att = nn.Dropout(cfg.dropatt)
         self.drop = nn.Dropout(cfg.dropout)
         self.scale = 1.0 / math.sqrt(D)
+        self.fast = cfg.fast_attn  # False: the readable path below (_project, _logits)
 
     def _project(self, h, mem, R):
         """q (B, L, H, D), k and values (B, K, H, D), r (K, H, D) or None."""
@@ -124,10 +125,65 @@ class MultiHeadAttention(nn.Module):
 
     def forward(self, h, mem, R, mask):
         """h (B, L, C) segment, mem (B, M, C), R (K, C) or None, mask (L, K) -> (B, L, C)."""
+        if self.fast:
+            return self._fast_forward(h, mem, R, mask)
         B, L, _ = h.shape
         q, k, values, r = self._project(h, mem, R)
         prob = self.drop_att(attention_probs(self._logits(q, k, r), mask))  # (B, H, L, K)
         out = torch.einsum("bhlk,bkhd->blhd", prob, values).reshape(B, L, -1)  # (B, L, H*D)
+        return self.drop(self.W_o(out))  # (B, L, C)
+
+    def _fast_forward(self, h, mem, R, mask):
+        """The same function as the readable path, in fewer and fused kernels (bench, ch. 6).
+
+        - keys and values come from ONE matmul with [W_ke; W_v] (concatenated in the forward, so
+          parameters and state_dict keys stay those of the readable path); queries need only the
+          L segment rows, so W_q runs on h alone rather than on [mem; h].
+        - Head-first layouts (H, B, ...): (b) + (d) is then ONE matmul per head over all B * L
+          queries, against R's rows with a zero row in front, so that its output already holds
+          rel_shift's pad column and rel_shift's re-reading is a free view (no copy).
+        - (a) + (c) (u goes into the query, as in _logits), the causal mask, the softmax and the
+          sum over values: scaled_dot_product_attention with the shifted (b) + (d) and the mask
+          as additive float bias. Exception: training on a CPU, where the bias needs a gradient
+          and PyTorch falls back to a generic SDPA that checks for fully masked rows (extra passes
+          over (H, B, L, K)); there one fused baddbmm (bias + q k^T), an in-place mask and a
+          softmax are faster (measured with txl_mini.bench).
+        """
+        B, L, _ = h.shape
+        H, D = self.n_head, self.d_head
+        M = mem.shape[1]
+        K = M + L
+        cat = torch.cat([mem, h], dim=1) if M else h  # (B, K, C)
+        w_kv = torch.cat([self.W_ke.weight, self.W_v.weight])  # (2*H*D, C)
+        kv = F.linear(cat, w_kv).view(B, K, 2, H, D).permute(2, 3, 0, 1, 4)  # (2, H, B, K, D)
+        k, values = kv[0], kv[1]  # (H, B, K, D) views
+        q = self.W_q(h).view(B, L, H, D)
+        p_drop = self.drop_att.p if self.training else 0.0
+        if not self.relative:
+            qh = q.permute(2, 0, 1, 3)  # (H, B, L, D)
+            out = F.scaled_dot_product_attention(qh, k, values, attn_mask=~mask, dropout_p=p_drop)
+            return self._fast_out(out)
+        r = F.linear(R, self.W_kr.weight).view(K, H, D)
+        r_pad = F.pad(r, (0, 0, 0, 0, 1, 0)).permute(1, 2, 0)  # (H, D, K+1), row 0 is zero
+        qv = ((q + self.v) * self.scale).permute(2, 0, 1, 3).reshape(H, B * L, D)
+        bd = torch.bmm(qv, r_pad)  # (H, B*L, K+1): column 0 is rel_shift's pad
+        bd = bd.view(H, B, K + 1, L)[:, :, 1:].view(H, B, L, K)  # rel_shift, as a view
+        qu = (q + self.u).permute(2, 0, 1, 3)  # (H, B, L, D): (a) + (c) in one product
+        if self.training and h.device.type == "cpu":  # by mode, not grad: same numbers either way
+            logits = torch.baddbmm(bd.reshape(H * B, L, K), qu.reshape(H * B, L, D),
+                                   k.reshape(H * B, K, D).transpose(1, 2), alpha=self.scale)
+            prob = self.drop_att(F.softmax(logits.masked_fill_(mask, float("-inf")), dim=-1))
+            out = torch.bmm(prob, values.reshape(H * B, K, D)).view(H, B, L, D)
+        else:
+            bias = bd.masked_fill(mask, float("-inf"))  # (H, B, L, K)
+            out = F.scaled_dot_product_attention(qu, k, values, attn_mask=bias,
+                                                 dropout_p=p_drop, scale=self.scale)
+        return self._fast_out(out)
+
+    def _fast_out(self, out):
+        """(H, B, L, D) attention output -> (B, L, C) through W_o."""
+        H, B, L, D = out.shape
+        out = out.permute(1, 2, 0, 3).reshape(B, L, H * D)  # (B, L, H*D)
         return self.drop(self.W_o(out))  # (B, L, C)
 
     def terms(self, h, mem, R) -> dict[str, torch.Tensor]:

@@ -33,6 +33,7 @@ class ModelConfig:
     same_length: bool = False  # every query sees the same number of keys (eval trick, §3.3 fn)
     pos_enc: str = "relative"  # "relative" (the paper) or "absolute" (the ablation / vanilla)
     untie_r: bool = False  # one u, v per layer; the paper's equation and text8 scripts share one pair
+    fast_attn: bool = True  # fused kernels (bench); False = the readable code of ch. 3-5
     pre_lnorm: bool = False  # the paper is post-LN; pre-LN trains more easily when deep
     tie_weights: bool = True  # output softmax shares the input embedding matrix
     init_std: float = 0.02  # normal init of weights, as in the reference implementation

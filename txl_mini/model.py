@@ -115,15 +115,22 @@ class TransformerXL(nn.Module):
         K = M + L
 
         h = self.embed(idx) * self.emb_scale  # (B, L, C)
+        window = max(mem_len, 1) if cfg.same_length else 0
+        if cfg.fast_attn:
+            R, U, mask = self._static(L, M, window, idx.device, h.dtype)
+        else:
+            R = U = None
         if cfg.pos_enc == "relative":
-            R = relative_encoding(K, cfg.d_model, cfg.clamp_len, idx.device, h.dtype)  # (K, C)
+            if R is None:
+                R = relative_encoding(K, cfg.d_model, cfg.clamp_len, idx.device, h.dtype)  # (K, C)
             R = self.drop(R)
         else:
-            h = h + absolute_encoding(L, cfg.d_model, idx.device, h.dtype)  # same U every segment
+            U = absolute_encoding(L, cfg.d_model, idx.device, h.dtype) if U is None else U
+            h = h + U  # same U every segment
             R = None
         h = self.drop(h)
-        window = max(mem_len, 1) if cfg.same_length else 0
-        mask = causal_mask(L, M, window, idx.device)  # (L, K)
+        if not cfg.fast_attn:
+            mask = causal_mask(L, M, window, idx.device)  # (L, K)
 
         hiddens = []  # the input of every layer: what the next segment will remember
         for block, mem in zip(self.blocks, mems):
@@ -134,7 +141,29 @@ class TransformerXL(nn.Module):
         loss = None
         if targets is not None:
             loss = F.cross_entropy(logits.reshape(B * L, -1), targets.reshape(B * L))
+        if cfg.fast_attn:
+            return ModelOutput(logits, loss, _update_mems_fast(mems, hiddens, mem_len))
         return ModelOutput(logits, loss, update_mems(mems, hiddens, mem_len))
+
+    def _static(self, L, M, window, device, dtype):
+        """R (K, C), U (L, C) and the mask (L, K), cached: none depends on parameters (fast path).
+
+        W_kr R does depend on parameters (and differs per layer), so it is recomputed every call.
+        The key includes inference mode: tensors made under torch.inference_mode cannot be saved
+        for a later backward pass, so training must not reuse them.
+        """
+        cfg = self.cfg
+        key = (L, M, window, str(device), dtype, torch.is_inference_mode_enabled())
+        cache = self.__dict__.setdefault("_static_cache", {})  # plain dict: not in state_dict
+        if key not in cache:
+            if len(cache) >= 16:
+                cache.clear()  # lengths vary rarely; keep the cache small
+            K = M + L
+            rel = cfg.pos_enc == "relative"
+            R = relative_encoding(K, cfg.d_model, cfg.clamp_len, device, dtype) if rel else None
+            U = None if rel else absolute_encoding(L, cfg.d_model, device, dtype)
+            cache[key] = (R, U, causal_mask(L, M, window, device))
+        return cache[key]
 
     def num_params(self) -> int:
         return sum(p.numel() for p in self.parameters())
@@ -149,6 +178,21 @@ def update_mems(mems, hiddens, mem_len: int) -> list:
     if mem_len == 0:
         return []
     return [torch.cat([m.to(h.dtype), h.detach()], dim=1)[:, -mem_len:] for m, h in zip(mems, hiddens)]
+
+
+def _update_mems_fast(mems, hiddens, mem_len: int) -> list:
+    """update_mems without copying rows that are dropped anyway (fast path): only the last
+    mem_len rows of [old memory; new states] are concatenated, so the new memory holds no view
+    into a larger (M + L)-row tensor either."""
+    if mem_len == 0:
+        return []
+    out = []
+    for m, h in zip(mems, hiddens):
+        h = h.detach()[:, -mem_len:]  # (B, <= mem_len, C)
+        keep = mem_len - h.shape[1]  # rows of the old memory still needed
+        m = m.to(h.dtype)[:, m.shape[1] - min(keep, m.shape[1]):]
+        out.append(torch.cat([m, h], dim=1) if m.shape[1] else h.contiguous())
+    return out
 
 
 class VanillaTransformer(TransformerXL):
