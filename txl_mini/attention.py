@@ -1,7 +1,8 @@
-"""Attention over [memory; segment]: the causal mask, the efficient shift, terms a-d (ch. 3-5).
+"""Attention over [memory; segment]: causal mask, efficient shift, terms a-d (ch. 3-5).
 
-Shapes: B batch, L queries (the segment), M memory, K = M + L keys, H heads, D head dim, C d_model.
-All logits are laid out (B, H, L, K): query i of the segment sits at key position M + i.
+Shapes: B batch, L queries (the segment), M memory, K = M + L keys, H heads, D head dim,
+C d_model. All logits are laid out (B, H, L, K): query i of the segment sits at key
+position M + i.
 """
 
 from __future__ import annotations
@@ -15,13 +16,16 @@ import torch.nn.functional as F
 from .config import ModelConfig
 
 
-def causal_mask(seg_len: int, mem_len: int, window: int = 0, device=None) -> torch.Tensor:
+def causal_mask(
+    seg_len: int, mem_len: int, window: int = 0, device=None
+) -> torch.Tensor:
     """Boolean (L, K) mask, True where query i may NOT look at key j (chapter 3).
 
-    Query i sits at key position M + i: it sees all M memory slots and the segment up to itself.
-    With `window` >= 1 (the same_length trick) it sees only its last `window` keys, itself
-    included, so every query gets the same context length. Key M + i is always visible, so no
-    row is ever fully masked (a fully masked row would give softmax NaN).
+    Query i sits at key position M + i: it sees all M memory slots and the segment up to
+    itself. With `window` >= 1 (the same_length trick) it sees only its last `window`
+    keys, itself included, so every query gets the same context length. Key M + i is
+    always visible, so no row is ever fully masked (a fully masked row would give
+    softmax NaN).
     """
     L, M = seg_len, mem_len
     i = torch.arange(L, device=device)[:, None]  # (L, 1)
@@ -33,20 +37,21 @@ def causal_mask(seg_len: int, mem_len: int, window: int = 0, device=None) -> tor
 
 
 def rel_shift(x: torch.Tensor) -> torch.Tensor:
-    """Turn scores against R's rows into scores against R_{i-j}, with one pad and a reshape (ch. 5).
+    """Turn scores against R's rows into scores against R_{i-j}: pad, reshape (ch. 5).
 
-    Input x (..., L, K): column k holds query i's score against distance K-1-k (R's row order).
-    Output y (..., L, K): y[..., i, j] = x[..., i, j + L-1-i], the score for distance (M+i) - j,
-    exact wherever j <= M + i. Entries with j > M + i are junk that the causal mask removes.
+    Input x (..., L, K): column k holds query i's score against distance K-1-k (R's row
+    order). Output y (..., L, K): y[..., i, j] = x[..., i, j + L-1-i], the score for
+    distance (M+i) - j, exact wherever j <= M + i. Entries with j > M + i are junk that
+    the causal mask removes.
 
     Worked example, L = 2, K = 3 (M = 1); a row of x lists scores for distances 2, 1, 0:
 
-        x = [[a2, a1, a0],        pad a zero column      [[0, a2, a1, a0],
-             [b2, b1, b0]]        on the left       ->    [0, b2, b1, b0]]
+        x = [[a2, a1, a0],     pad a zero column      [[0, a2, a1, a0],
+             [b2, b1, b0]]     on the left       ->    [0, b2, b1, b0]]
 
         read the 8 numbers as 4 rows of 2, drop the first row, read back as 2 rows of 3:
-        y = [[a1, a0, 0],         row 0 (query at key 1): keys 0, 1 are at distances 1, 0
-             [b2, b1, b0]]        row 1 (query at key 2): keys 0, 1, 2 at distances 2, 1, 0
+        y = [[a1, a0, 0],      row 0 (query at key 1): keys 0, 1 are at distances 1, 0
+             [b2, b1, b0]]     row 1 (query at key 2): keys 0, 1, 2 at distances 2, 1, 0
 
     >>> rel_shift(torch.tensor([[12., 11., 10.], [22., 21., 20.]]))
     tensor([[11., 10.,  0.],
@@ -55,16 +60,19 @@ def rel_shift(x: torch.Tensor) -> torch.Tensor:
     *batch, L, K = x.shape
     pad = x.new_zeros(*batch, L, 1)
     x = torch.cat([pad, x], dim=-1)  # (..., L, K+1)
-    x = x.view(*batch, K + 1, L)  # the same numbers, re-read: each row now starts one step later
+    # the same numbers, re-read: each row now starts one step later
+    x = x.view(*batch, K + 1, L)
     return x[..., 1:, :].reshape(*batch, L, K)  # (..., L, K)
 
 
 def naive_rel_term(q: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
-    """Reference for rel_shift: score q_i against R_{i-j} by gathering it for every (i, j) (ch. 5).
+    """Reference for rel_shift: score q_i against R_{i-j}, gathered per (i, j) (ch. 5).
 
-    q (B, L, H, D) queries, r (K, H, D) position keys in R's row order (distances K-1 ... 0).
-    Returns (B, H, L, K); entries with j > M + i (negative distance) are set to 0.
-    Costs O(L K H D) memory for the gathered (L, K, H, D) tensor, which is why nobody does this.
+    q (B, L, H, D) queries, r (K, H, D) position keys in R's row order
+    (distances K-1 ... 0). Returns (B, H, L, K); entries with j > M + i (negative
+    distance) are set to 0.
+    Costs O(L K H D) memory for the gathered (L, K, H, D) tensor, which is why nobody
+    does this.
     """
     B, L, H, D = q.shape
     K = r.shape[0]
@@ -79,11 +87,12 @@ def naive_rel_term(q: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
 
 
 class MultiHeadAttention(nn.Module):
-    """Multi-head attention over [memory; segment], relative (the paper) or absolute (ch. 4).
+    """Multi-head attention over [memory; segment], relative or absolute (ch. 4).
 
     Relative (Dai et al., 2019, Eq. for A^rel_{i,j}):
         A_ij = q_i.k_j (a) + q_i.W_kr R_{i-j} (b) + u.k_j (c) + v.W_kr R_{i-j} (d)
-    with q_i = W_q E_xi, k_j = W_kE E_xj. Absolute: A_ij = q_i.k_j (positions were added to E).
+    with q_i = W_q E_xi, k_j = W_kE E_xj.
+    Absolute: A_ij = q_i.k_j (positions were added to E).
     """
 
     def __init__(self, cfg: ModelConfig):
@@ -119,35 +128,41 @@ class MultiHeadAttention(nn.Module):
         """Unmasked, scaled logits (B, H, L, K): the path the model actually runs."""
         if not self.relative:
             return torch.einsum("blhd,bkhd->bhlk", q, k) * self.scale
-        ac = torch.einsum("blhd,bkhd->bhlk", q + self.u, k)  # terms (a) + (c) in one matmul
+        # terms (a) + (c) in one matmul
+        ac = torch.einsum("blhd,bkhd->bhlk", q + self.u, k)
         bd = rel_shift(torch.einsum("blhd,khd->bhlk", q + self.v, r))  # terms (b) + (d)
         return (ac + bd) * self.scale
 
     def forward(self, h, mem, R, mask):
-        """h (B, L, C) segment, mem (B, M, C), R (K, C) or None, mask (L, K) -> (B, L, C)."""
+        """h (B, L, C), mem (B, M, C), R (K, C) or None, mask (L, K) -> (B, L, C)."""
         if self.fast:
             return self._fast_forward(h, mem, R, mask)
         B, L, _ = h.shape
         q, k, values, r = self._project(h, mem, R)
-        prob = self.drop_att(attention_probs(self._logits(q, k, r), mask))  # (B, H, L, K)
-        out = torch.einsum("bhlk,bkhd->blhd", prob, values).reshape(B, L, -1)  # (B, L, H*D)
+        # (B, H, L, K)
+        prob = self.drop_att(attention_probs(self._logits(q, k, r), mask))
+        # (B, L, H*D)
+        out = torch.einsum("bhlk,bkhd->blhd", prob, values).reshape(B, L, -1)
         return self.drop(self.W_o(out))  # (B, L, C)
 
     def _fast_forward(self, h, mem, R, mask):
-        """The same function as the readable path, in fewer and fused kernels (bench, ch. 6).
+        """Same function as the readable path, in fewer, fused kernels (bench, ch. 6).
 
-        - keys and values come from ONE matmul with [W_ke; W_v] (concatenated in the forward, so
-          parameters and state_dict keys stay those of the readable path); queries need only the
-          L segment rows, so W_q runs on h alone rather than on [mem; h].
-        - Head-first layouts (H, B, ...): (b) + (d) is then ONE matmul per head over all B * L
-          queries, against R's rows with a zero row in front, so that its output already holds
-          rel_shift's pad column and rel_shift's re-reading is a free view (no copy).
-        - (a) + (c) (u goes into the query, as in _logits), the causal mask, the softmax and the
-          sum over values: scaled_dot_product_attention with the shifted (b) + (d) and the mask
-          as additive float bias. Exception: training on a CPU, where the bias needs a gradient
-          and PyTorch falls back to a generic SDPA that checks for fully masked rows (extra passes
-          over (H, B, L, K)); there one fused baddbmm (bias + q k^T), an in-place mask and a
-          softmax are faster (measured with txl_mini.bench).
+        - keys and values come from ONE matmul with [W_ke; W_v] (concatenated in the
+          forward, so parameters and state_dict keys stay those of the readable path);
+          queries need only the L segment rows, so W_q runs on h alone rather than on
+          [mem; h].
+        - Head-first layouts (H, B, ...): (b) + (d) is then ONE matmul per head over all
+          B * L queries, against R's rows with a zero row in front, so that its output
+          already holds rel_shift's pad column and rel_shift's re-reading is a free view
+          (no copy).
+        - (a) + (c) (u goes into the query, as in _logits), the causal mask, the softmax
+          and the sum over values: scaled_dot_product_attention with the shifted
+          (b) + (d) and the mask as additive float bias. Exception: training on a CPU,
+          where the bias needs a gradient and PyTorch falls back to a generic SDPA that
+          checks for fully masked rows (extra passes over (H, B, L, K)); there one fused
+          baddbmm (bias + q k^T), an in-place mask and a softmax are faster (measured
+          with txl_mini.bench).
         """
         B, L, _ = h.shape
         H, D = self.n_head, self.d_head
@@ -155,24 +170,35 @@ class MultiHeadAttention(nn.Module):
         K = M + L
         cat = torch.cat([mem, h], dim=1) if M else h  # (B, K, C)
         w_kv = torch.cat([self.W_ke.weight, self.W_v.weight])  # (2*H*D, C)
-        kv = F.linear(cat, w_kv).view(B, K, 2, H, D).permute(2, 3, 0, 1, 4)  # (2, H, B, K, D)
+        # (2, H, B, K, D)
+        kv = F.linear(cat, w_kv).view(B, K, 2, H, D).permute(2, 3, 0, 1, 4)
         k, values = kv[0], kv[1]  # (H, B, K, D) views
         q = self.W_q(h).view(B, L, H, D)
         p_drop = self.drop_att.p if self.training else 0.0
         if not self.relative:
             qh = q.permute(2, 0, 1, 3)  # (H, B, L, D)
-            out = F.scaled_dot_product_attention(qh, k, values, attn_mask=~mask, dropout_p=p_drop)
+            out = F.scaled_dot_product_attention(
+                qh, k, values, attn_mask=~mask, dropout_p=p_drop
+            )
             return self._fast_out(out)
         r = F.linear(R, self.W_kr.weight).view(K, H, D)
-        r_pad = F.pad(r, (0, 0, 0, 0, 1, 0)).permute(1, 2, 0)  # (H, D, K+1), row 0 is zero
+        # (H, D, K+1), row 0 is zero
+        r_pad = F.pad(r, (0, 0, 0, 0, 1, 0)).permute(1, 2, 0)
         qv = ((q + self.v) * self.scale).permute(2, 0, 1, 3).reshape(H, B * L, D)
         bd = torch.bmm(qv, r_pad)  # (H, B*L, K+1): column 0 is rel_shift's pad
         bd = bd.view(H, B, K + 1, L)[:, :, 1:].view(H, B, L, K)  # rel_shift, as a view
         qu = (q + self.u).permute(2, 0, 1, 3)  # (H, B, L, D): (a) + (c) in one product
-        if self.training and h.device.type == "cpu":  # by mode, not grad: same numbers either way
-            logits = torch.baddbmm(bd.reshape(H * B, L, K), qu.reshape(H * B, L, D),
-                                   k.reshape(H * B, K, D).transpose(1, 2), alpha=self.scale)
-            prob = self.drop_att(F.softmax(logits.masked_fill_(mask, float("-inf")), dim=-1))
+        # by mode, not grad: same numbers either way
+        if self.training and h.device.type == "cpu":
+            logits = torch.baddbmm(
+                bd.reshape(H * B, L, K),
+                qu.reshape(H * B, L, D),
+                k.reshape(H * B, K, D).transpose(1, 2),
+                alpha=self.scale,
+            )
+            prob = self.drop_att(
+                F.softmax(logits.masked_fill_(mask, float("-inf")), dim=-1)
+            )
             out = torch.bmm(prob, values.reshape(H * B, K, D)).view(H, B, L, D)
         else:
             bias = bd.masked_fill(mask, float("-inf"))  # (H, B, L, K)
@@ -187,10 +213,10 @@ class MultiHeadAttention(nn.Module):
         return self.drop(self.W_o(out))  # (B, L, C)
 
     def terms(self, h, mem, R) -> dict[str, torch.Tensor]:
-        """The four terms of A^rel separately, each (B, H, L, K), unscaled and unmasked (ch. 4).
+        """The four terms of A^rel, each (B, H, L, K), unscaled and unmasked (ch. 4).
 
-        Also returns "logits", the model's own efficient computation, so that a reader can check
-        (a + b + c + d) / sqrt(D) == logits on the visible (causal) entries.
+        Also returns "logits", the model's own efficient computation, so that a reader
+        can check (a + b + c + d) / sqrt(D) == logits on the visible (causal) entries.
         """
         if not self.relative:
             raise ValueError("terms a-d exist only for pos_enc='relative'")
@@ -207,5 +233,5 @@ class MultiHeadAttention(nn.Module):
 
 
 def attention_probs(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Masked softmax over keys, as the model computes it: (B, H, L, K) -> (B, H, L, K)."""
+    """Masked softmax over keys, as the model computes it: (B, H, L, K) in and out."""
     return F.softmax(logits.masked_fill(mask, float("-inf")), dim=-1)

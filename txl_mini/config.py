@@ -1,7 +1,7 @@
-"""Model configuration and named presets (chapter 6 composes them; every chapter uses one).
+"""Model configuration and named presets (ch. 6 composes them; every chapter uses one).
 
-Shape letters used across txl_mini: B batch, L segment length, M memory length, K = M + L keys,
-H heads, D head dim, C d_model, V vocab.
+Shape letters used across txl_mini: B batch, L segment length, M memory length,
+K = M + L keys, H heads, D head dim, C d_model, V vocab.
 """
 
 from __future__ import annotations
@@ -13,14 +13,16 @@ POS_ENCODINGS = ("relative", "absolute")
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """Every hyper-parameter of TransformerXL and of the vanilla baseline (chapters 1 and 6).
+    """Every hyper-parameter of TransformerXL and of the vanilla baseline (ch. 1 and 6).
 
-    Ablations are switches: `mem_len=0` removes recurrence, `pos_enc="absolute"` replaces the
-    relative encoding of chapter 4 by sinusoids added to the input, as in the vanilla Transformer.
+    Ablations are switches: `mem_len=0` removes recurrence, `pos_enc="absolute"`
+    replaces the relative encoding of chapter 4 by sinusoids added to the input, as in
+    the vanilla Transformer.
     """
 
     vocab_size: int = 27  # text8: a-z and space (chapter 1)
-    n_layer: int = 4  # N in the paper; memory reach grows by one segment per layer (chapter 3)
+    # N in the paper; memory reach grows by one segment per layer (chapter 3)
+    n_layer: int = 4
     n_head: int = 4  # H
     d_head: int = 32  # D; H * D need not equal C, the projections map between them
     d_model: int = 128  # C, width of the residual stream and of the embeddings
@@ -29,34 +31,59 @@ class ModelConfig:
     dropatt: float = 0.0  # on attention probabilities
     seg_len: int = 64  # L, tokens per training segment
     mem_len: int = 64  # M, cached hidden states per layer; 0 turns recurrence off
-    clamp_len: int = -1  # relative distances above this share one R row; -1 never clamps
-    same_length: bool = False  # every query sees the same number of keys (eval trick, §3.3 fn)
-    pos_enc: str = "relative"  # "relative" (the paper) or "absolute" (the ablation / vanilla)
-    untie_r: bool = False  # one u, v per layer; the paper's equation and text8 scripts share one pair
-    fast_attn: bool = True  # fused kernels (bench); False = the readable code of ch. 3-5
+    # relative distances above this share one R row; -1 never clamps
+    clamp_len: int = -1
+    # every query sees the same number of keys (eval trick, §3.3 fn)
+    same_length: bool = False
+    # "relative" (the paper) or "absolute" (the ablation / vanilla)
+    pos_enc: str = "relative"
+    # one u, v per layer; the paper's equation and text8 scripts share one pair
+    untie_r: bool = False
+    # fused kernels (bench); False = the readable code of ch. 3-5
+    fast_attn: bool = True
     pre_lnorm: bool = False  # the paper is post-LN; pre-LN trains more easily when deep
     tie_weights: bool = True  # output softmax shares the input embedding matrix
     init_std: float = 0.02  # normal init of weights, as in the reference implementation
 
     def __post_init__(self) -> None:
-        positive = ("vocab_size", "n_layer", "n_head", "d_head", "d_model", "d_inner", "seg_len")
+        positive = (
+            "vocab_size", "n_layer", "n_head", "d_head", "d_model", "d_inner", "seg_len"
+        )
         for name in positive:
             if getattr(self, name) < 1:
-                raise ValueError(f"ModelConfig.{name} must be >= 1, got {getattr(self, name)}")
+                raise ValueError(
+                    f"ModelConfig.{name} must be >= 1, got {getattr(self, name)}"
+                )
         if self.vocab_size < 2:
-            raise ValueError(f"ModelConfig.vocab_size must be >= 2, got {self.vocab_size}")
+            raise ValueError(
+                f"ModelConfig.vocab_size must be >= 2, got {self.vocab_size}"
+            )
         if self.mem_len < 0:
-            raise ValueError(f"ModelConfig.mem_len must be >= 0 (0 = no memory), got {self.mem_len}")
+            raise ValueError(
+                "ModelConfig.mem_len must be >= 0 (0 = no memory), "
+                f"got {self.mem_len}"
+            )
         if self.clamp_len < -1 or self.clamp_len == 0:
-            raise ValueError(f"ModelConfig.clamp_len must be -1 (off) or >= 1, got {self.clamp_len}")
+            raise ValueError(
+                "ModelConfig.clamp_len must be -1 (off) or >= 1, "
+                f"got {self.clamp_len}"
+            )
         for name in ("dropout", "dropatt"):
             if not 0.0 <= getattr(self, name) < 1.0:
-                raise ValueError(f"ModelConfig.{name} must be in [0, 1), got {getattr(self, name)}")
+                raise ValueError(
+                    f"ModelConfig.{name} must be in [0, 1), got {getattr(self, name)}"
+                )
         if self.pos_enc not in POS_ENCODINGS:
-            raise ValueError(f"ModelConfig.pos_enc must be one of {POS_ENCODINGS}, got {self.pos_enc!r}")
+            raise ValueError(
+                f"ModelConfig.pos_enc must be one of {POS_ENCODINGS}, "
+                f"got {self.pos_enc!r}"
+            )
         if self.d_model % 2:
             # sinusoids come in sin/cos pairs, one pair per frequency
-            raise ValueError(f"ModelConfig.d_model must be even for sinusoid encodings, got {self.d_model}")
+            raise ValueError(
+                "ModelConfig.d_model must be even for sinusoid encodings, "
+                f"got {self.d_model}"
+            )
 
     def replace(self, **changes) -> "ModelConfig":
         """A copy with some fields changed (validated again)."""
@@ -64,21 +91,24 @@ class ModelConfig:
 
 
 # Named presets. `tiny` is for tests, `book` for the chapters on a 2-core CPU,
-# `text8_base` / `text8_large` are the paper's text8 settings (Dai et al., 2019, Appendix / code).
+# `text8_base` / `text8_large` are the paper's text8 settings
+# (Dai et al., 2019, Appendix / code).
 PRESETS: dict[str, ModelConfig] = {
     "tiny": ModelConfig(
-        n_layer=2, n_head=2, d_head=8, d_model=16, d_inner=32, dropout=0.0, seg_len=8, mem_len=8
+        n_layer=2, n_head=2, d_head=8, d_model=16, d_inner=32, dropout=0.0,
+        seg_len=8, mem_len=8,
     ),
     "book": ModelConfig(
-        n_layer=4, n_head=4, d_head=32, d_model=128, d_inner=512, dropout=0.1, seg_len=64, mem_len=64
+        n_layer=4, n_head=4, d_head=32, d_model=128, d_inner=512, dropout=0.1,
+        seg_len=64, mem_len=64,
     ),
     "text8_base": ModelConfig(
-        n_layer=12, n_head=8, d_head=64, d_model=512, d_inner=2048, dropout=0.1, seg_len=512,
-        mem_len=512,
+        n_layer=12, n_head=8, d_head=64, d_model=512, d_inner=2048, dropout=0.1,
+        seg_len=512, mem_len=512,
     ),
     "text8_large": ModelConfig(
-        n_layer=24, n_head=8, d_head=128, d_model=1024, d_inner=3072, dropout=0.15, seg_len=768,
-        mem_len=768,
+        n_layer=24, n_head=8, d_head=128, d_model=1024, d_inner=3072, dropout=0.15,
+        seg_len=768, mem_len=768,
     ),
 }
 

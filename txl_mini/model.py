@@ -1,4 +1,4 @@
-"""Transformer-XL and its vanilla baseline, built small to big: block -> model (chapters 1, 3, 6).
+"""Transformer-XL and its vanilla baseline, small to big: block -> model (ch. 1, 3, 6).
 
 Shapes: B batch, L segment length, M memory length, K = M + L, C d_model, V vocab.
 """
@@ -23,8 +23,10 @@ class ModelOutput:
     """What every model in txl_mini returns (chapter 1)."""
 
     logits: torch.Tensor  # (B, L, V)
-    loss: Optional[torch.Tensor] = None  # mean cross-entropy in nats, if targets were given
-    mems: list = field(default_factory=list)  # per layer (B, M, C), detached; [] without memory
+    # mean cross-entropy in nats, if targets were given
+    loss: Optional[torch.Tensor] = None
+    # per layer (B, M, C), detached; [] without memory
+    mems: list = field(default_factory=list)
 
 
 class FeedForward(nn.Module):
@@ -45,7 +47,7 @@ class FeedForward(nn.Module):
 
 
 class Block(nn.Module):
-    """One layer: attention over [memory; segment], then feed-forward, each with a residual."""
+    """One layer: attention over [memory; segment], then feed-forward, both residual."""
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
@@ -58,7 +60,8 @@ class Block(nn.Module):
     def forward(self, h, mem, R, mask):
         """h (B, L, C), mem (B, M, C) -> (B, L, C)."""
         if self.pre_lnorm:
-            # memory holds the un-normalised residual stream, so normalise it alongside h
+            # memory holds the un-normalised residual stream, so normalise it
+            # alongside h
             h = h + self.attn(self.ln_attn(h), self.ln_attn(mem), R, mask)
             return h + self.ff(self.ln_ff(h))
         h = self.ln_attn(h + self.attn(h, mem, R, mask))  # post-LN, as in the paper
@@ -66,24 +69,26 @@ class Block(nn.Module):
 
 
 class TransformerXL(nn.Module):
-    """A char-level Transformer-XL (Dai et al., 2019); chapter 6 composes it, ch. 3-5 build it.
+    """A char-level Transformer-XL (Dai et al., 2019); ch. 6 composes it from ch. 3-5.
 
     out = model(idx, targets=None, mems=None): idx (B, L) int64; out.logits (B, L, V);
-    out.loss mean cross-entropy in nats; out.mems one detached (B, M, C) tensor per layer,
-    to pass back in with the next segment. `mem_len` overrides cfg.mem_len for this call
-    (evaluating with a longer memory than in training, chapter 4).
+    out.loss mean cross-entropy in nats; out.mems one detached (B, M, C) tensor per
+    layer, to pass back in with the next segment. `mem_len` overrides cfg.mem_len for
+    this call (evaluating with a longer memory than in training, chapter 4).
     """
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.cfg = cfg
         self.embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
-        self.emb_scale = math.sqrt(cfg.d_model)  # embeddings start small (init_std), so scale up
+        # embeddings start small (init_std), so scale up
+        self.emb_scale = math.sqrt(cfg.d_model)
         self.drop = nn.Dropout(cfg.dropout)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
         if cfg.pos_enc == "relative" and not cfg.untie_r:
-            # The paper's u and v carry no layer index: every layer's attention holds the SAME
-            # two Parameters (like the tied embedding), so they are learned once.
+            # The paper's u and v carry no layer index: every layer's attention
+            # holds the SAME two Parameters (like the tied embedding), so they are
+            # learned once.
             u, v = self.blocks[0].attn.u, self.blocks[0].attn.v
             for block in self.blocks[1:]:
                 block.attn.u, block.attn.v = u, v
@@ -105,12 +110,16 @@ class TransformerXL(nn.Module):
             nn.init.normal_(module.u, 0.0, std)
             nn.init.normal_(module.v, 0.0, std)
 
-    def forward(self, idx, targets=None, mems=None, mem_len: Optional[int] = None) -> ModelOutput:
+    def forward(
+        self, idx, targets=None, mems=None, mem_len: Optional[int] = None
+    ) -> ModelOutput:
         cfg = self.cfg
         B, L = idx.shape
         mem_len = cfg.mem_len if mem_len is None else mem_len
         if not mems:
-            mems = [idx.new_zeros(B, 0, cfg.d_model, dtype=torch.float) for _ in self.blocks]
+            mems = [
+                idx.new_zeros(B, 0, cfg.d_model, dtype=torch.float) for _ in self.blocks
+            ]
         M = mems[0].shape[1]
         K = M + L
 
@@ -122,10 +131,16 @@ class TransformerXL(nn.Module):
             R = U = None
         if cfg.pos_enc == "relative":
             if R is None:
-                R = relative_encoding(K, cfg.d_model, cfg.clamp_len, idx.device, h.dtype)  # (K, C)
+                R = relative_encoding(
+                    K, cfg.d_model, cfg.clamp_len, idx.device, h.dtype
+                )  # (K, C)
             R = self.drop(R)
         else:
-            U = absolute_encoding(L, cfg.d_model, idx.device, h.dtype) if U is None else U
+            U = (
+                absolute_encoding(L, cfg.d_model, idx.device, h.dtype)
+                if U is None
+                else U
+            )
             h = h + U  # same U every segment
             R = None
         h = self.drop(h)
@@ -146,21 +161,27 @@ class TransformerXL(nn.Module):
         return ModelOutput(logits, loss, update_mems(mems, hiddens, mem_len))
 
     def _static(self, L, M, window, device, dtype):
-        """R (K, C), U (L, C) and the mask (L, K), cached: none depends on parameters (fast path).
+        """R (K, C), U (L, C) and the mask (L, K), cached: none depends on parameters.
 
-        W_kr R does depend on parameters (and differs per layer), so it is recomputed every call.
-        The key includes inference mode: tensors made under torch.inference_mode cannot be saved
-        for a later backward pass, so training must not reuse them.
+        Fast path only. W_kr R does depend on parameters (and differs per layer), so it
+        is recomputed every call. The key includes inference mode: tensors made under
+        torch.inference_mode cannot be saved for a later backward pass, so training must
+        not reuse them.
         """
         cfg = self.cfg
         key = (L, M, window, str(device), dtype, torch.is_inference_mode_enabled())
-        cache = self.__dict__.setdefault("_static_cache", {})  # plain dict: not in state_dict
+        # plain dict: not in state_dict
+        cache = self.__dict__.setdefault("_static_cache", {})
         if key not in cache:
             if len(cache) >= 16:
                 cache.clear()  # lengths vary rarely; keep the cache small
             K = M + L
             rel = cfg.pos_enc == "relative"
-            R = relative_encoding(K, cfg.d_model, cfg.clamp_len, device, dtype) if rel else None
+            R = (
+                relative_encoding(K, cfg.d_model, cfg.clamp_len, device, dtype)
+                if rel
+                else None
+            )
             U = None if rel else absolute_encoding(L, cfg.d_model, device, dtype)
             cache[key] = (R, U, causal_mask(L, M, window, device))
         return cache[key]
@@ -170,20 +191,25 @@ class TransformerXL(nn.Module):
 
 
 def update_mems(mems, hiddens, mem_len: int) -> list:
-    """New memory per layer: the last `mem_len` of [old memory; this segment's states] (ch. 3).
+    """New memory per layer: the last `mem_len` of [old memory; the new states] (ch. 3).
 
-    detach() is the paper's stop-gradient SG(.): gradients never flow into past segments, so
-    training costs one segment's backward pass however long the memory is.
+    detach() is the paper's stop-gradient SG(.): gradients never flow into past
+    segments, so training runs no backward pass through them. The cost is not
+    independent of the memory, though: the current segment still attends to K = M + L
+    keys, forward and backward, so a training step still costs more as M grows.
     """
     if mem_len == 0:
         return []
-    return [torch.cat([m.to(h.dtype), h.detach()], dim=1)[:, -mem_len:] for m, h in zip(mems, hiddens)]
+    return [
+        torch.cat([m.to(h.dtype), h.detach()], dim=1)[:, -mem_len:]
+        for m, h in zip(mems, hiddens)
+    ]
 
 
 def _update_mems_fast(mems, hiddens, mem_len: int) -> list:
-    """update_mems without copying rows that are dropped anyway (fast path): only the last
-    mem_len rows of [old memory; new states] are concatenated, so the new memory holds no view
-    into a larger (M + L)-row tensor either."""
+    """update_mems without copying rows that are dropped anyway (fast path): only the
+    last mem_len rows of [old memory; new states] are concatenated, so the new memory
+    holds no view into a larger (M + L)-row tensor either."""
     if mem_len == 0:
         return []
     out = []
@@ -196,16 +222,21 @@ def _update_mems_fast(mems, hiddens, mem_len: int) -> list:
 
 
 class VanillaTransformer(TransformerXL):
-    """The baseline of chapter 1 (Al-Rfou et al., 2019 style): absolute positions, no memory.
+    """The ch. 1 baseline (Al-Rfou et al., 2019 style): absolute positions, no memory.
 
-    It is TransformerXL with both of the paper's ideas switched off, so the two differ in exactly
-    what the paper changes and share everything else (interface, blocks, initialisation).
+    It is TransformerXL with both of the paper's ideas switched off, so the two differ
+    in exactly what the paper changes and share everything else (interface, blocks,
+    initialisation).
     """
 
     def __init__(self, cfg: ModelConfig):
         super().__init__(cfg.replace(mem_len=0, pos_enc="absolute"))
 
-    def forward(self, idx, targets=None, mems=None, mem_len: Optional[int] = None) -> ModelOutput:
+    def forward(
+        self, idx, targets=None, mems=None, mem_len: Optional[int] = None
+    ) -> ModelOutput:
         if mems or mem_len:
-            raise ValueError("VanillaTransformer has no memory; use TransformerXL for recurrence")
+            raise ValueError(
+                "VanillaTransformer has no memory; use TransformerXL for recurrence"
+            )
         return super().forward(idx, targets)
