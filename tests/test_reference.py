@@ -140,10 +140,10 @@ def max_nll_gap(results) -> float:
     return max((a - b).abs().max().item() for a, b, *_ in results)
 
 
-CASES = [
-    pytest.param(dict(same_length=sl, clamp_len=cl, untie_r=ut),
-                 id=f"same_length={sl}-clamp_len={cl}-untie_r={ut}")
-    for sl in (False, True) for cl in (-1, 5) for ut in (False, True)
+CASES = [  # both attention paths: the readable one (chapters 3-5) and the fast default
+    pytest.param(dict(same_length=sl, clamp_len=cl, untie_r=ut, fast_attn=fa),
+                 id=f"same_length={sl}-clamp_len={cl}-untie_r={ut}-fast_attn={fa}")
+    for sl in (False, True) for cl in (-1, 5) for ut in (False, True) for fa in (False, True)
 ]
 
 
@@ -206,7 +206,9 @@ def test_memory_layout_round_trip():
 
 
 def test_a_broken_shift_is_caught(monkeypatch):
-    cfg = BASE.replace(same_length=True, clamp_len=5)
+    # the readable path calls rel_shift; the fast path inlines the same shift as a view
+    # (tests/test_fast.py proves the two paths equal, and the cases above run both)
+    cfg = BASE.replace(same_length=True, clamp_len=5, fast_attn=False)
     ours, ref = build_pair(cfg)
     assert max_nll_gap(run_both(ours, ref, cfg)) < TOL
 
