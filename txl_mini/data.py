@@ -6,6 +6,7 @@ Run `python -m txl_mini.data --help` to fetch and verify text8 or to write an of
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Iterator, Optional, Sequence, Tuple, Union
@@ -13,7 +14,7 @@ from typing import Iterator, Optional, Sequence, Tuple, Union
 import numpy as np
 import torch
 
-from .corpus import make_offline_corpus, write_offline_corpus
+from .corpus import make_offline_corpus, offline_splits, write_offline_corpus
 from .text8 import (TEXT8_CHARS, TEXT8_SHA1, TEXT8_SIZE, TEXT8_URL, TEXT8_ZIP_SHA1,  # noqa: F401
                     TEXT8_ZIP_SIZE, DataError, Splits, default_cache_dir, load_text8, split_sizes,
                     split_text8)
@@ -124,6 +125,42 @@ def iter_segments(streams: torch.Tensor, seg_len: int
 
 
 # ---------------------------------------------------------------------------------------------
+# The one corpus loader of the CLIs (train, evaluate, sample)
+# ---------------------------------------------------------------------------------------------
+
+OFFLINE_CHARS = 2_000_000  # size of the generated offline corpus the CLIs use (seed 0)
+CORPORA = ("offline", "text8")
+
+
+def load_corpus_split(corpus: str, split: str = "train", path: Optional[str] = None,
+                      offline_chars: int = OFFLINE_CHARS) -> torch.Tensor:
+    """Token ids (N,) of one split of a corpus, for the CLIs (Chapter 1).
+
+    "text8": downloaded and verified, or read from `path` (text8.zip or the unzipped file).
+    "offline": generated here (`offline_chars` chars, seed 0), or, with `path`, any text file
+    (e.g. one written by `python -m txl_mini.data offline`), normalized to the text8 alphabet
+    and split 90/5/5 like text8. Raises DataError or ValueError with a one-line message.
+    """
+    if corpus not in CORPORA:
+        raise ValueError(f"unknown corpus {corpus!r}; choose one of {', '.join(CORPORA)}")
+    if split not in ("train", "valid", "test"):
+        raise ValueError(f"unknown split {split!r}; choose train, valid or test")
+    if corpus == "text8":
+        splits = load_text8(path)
+    elif path is not None:
+        try:
+            text = Path(path).expanduser().read_bytes().decode("latin-1")
+        except OSError as e:
+            raise DataError(f"cannot read {path}: {e.strerror}") from None
+        splits = split_text8(normalize(text), name=Path(path).name)
+    else:
+        if offline_chars < 1000:
+            raise ValueError(f"offline corpus needs >= 1000 chars, got {offline_chars}")
+        splits = offline_splits(offline_chars, seed=0)
+    return CharVocab().encode(getattr(splits, split))
+
+
+# ---------------------------------------------------------------------------------------------
 # CLI: python -m txl_mini.data
 # ---------------------------------------------------------------------------------------------
 
@@ -156,7 +193,16 @@ def _cmd_stats(args: argparse.Namespace) -> None:
 
 
 def _cmd_offline(args: argparse.Namespace) -> None:
-
+    for opt, path in (("--out", args.out), ("--deps-out", args.deps_out)):
+        if path is None:
+            continue
+        folder = Path(path).expanduser().resolve().parent
+        if Path(path).is_dir():
+            raise DataError(f"{opt} {path} is a directory; give a file name")
+        if not folder.is_dir():
+            raise DataError(f"{opt} {path}: directory {folder} does not exist; create it first")
+        if not os.access(folder, os.W_OK):
+            raise DataError(f"{opt} {path}: directory {folder} is not writable")
     corpus = make_offline_corpus(args.chars, seed=args.seed, distances=args.distances)
     write_offline_corpus(corpus, args.out, deps_path=args.deps_out)
     print(f"wrote {len(corpus.text):,} chars of corpus '{corpus.name}' (seed {args.seed}) "
@@ -178,18 +224,23 @@ def _distances(s: str) -> Tuple[int, ...]:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of `python -m txl_mini.data` (Chapter 1; the offline corpus: Chapter 2)."""
-    ap = argparse.ArgumentParser(prog="python -m txl_mini.data", description=__doc__.split("\n")[0])
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    p = sub.add_parser("text8", help="download (or read) text8, verify it, print split statistics")
+    fmt = argparse.ArgumentDefaultsHelpFormatter  # --help shows every default
+    ap = argparse.ArgumentParser(prog="python -m txl_mini.data", description=__doc__.split("\n")[0],
+                                 formatter_class=fmt)
+    sub = ap.add_subparsers(dest="cmd")
+    p = sub.add_parser("text8", formatter_class=fmt,
+                       help="download (or read) text8, verify it, print split statistics")
     p.add_argument("--path", help="local text8.zip or unzipped text8 file (no download)")
     p.add_argument("--cache-dir", help="where to keep text8.zip (default: $TXL_MINI_CACHE, "
                    "else $XDG_CACHE_HOME/txl_mini, else ~/.cache/txl_mini)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(fn=_cmd_text8)
-    p = sub.add_parser("stats", help="character statistics of any text file")
+    p = sub.add_parser("stats", formatter_class=fmt,
+                       help="character statistics of any text file")
     p.add_argument("file", help="the text file")
     p.set_defaults(fn=_cmd_stats)
-    p = sub.add_parser("offline", help="write the generated offline corpus (Chapter 2)")
+    p = sub.add_parser("offline", formatter_class=fmt,
+                       help="write the generated offline corpus (Chapter 2)")
     p.add_argument("--chars", type=int, default=5_000_000, help="corpus length in characters")
     p.add_argument("--seed", type=int, default=0, help="random seed; same seed, same text")
     p.add_argument("--distances", type=_distances, default=(64, 256, 512),
@@ -198,6 +249,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--deps-out", help="optional TSV of the plantings: cue target length distance")
     p.set_defaults(fn=_cmd_offline)
     args = ap.parse_args(argv)
+    if args.cmd is None:  # no subcommand: show what there is
+        ap.print_help()
+        return 2
     try:
         args.fn(args)
     except (DataError, ValueError) as e:

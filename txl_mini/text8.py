@@ -8,7 +8,11 @@ from __future__ import annotations
 import hashlib
 import http.client
 import os
+import signal
+import sys
 import tempfile
+import threading
+import time
 import urllib.error
 import urllib.request
 import zipfile
@@ -128,11 +132,35 @@ def _reason(e: Exception) -> str:
     return str(getattr(e, "reason", None) or e) or type(e).__name__
 
 
+STALE_PART_SECONDS = 600  # a .part file untouched this long belongs to no live download
+
+
+def _sweep_parts(dest: Path) -> None:
+    """Remove temp files of downloads that died without cleaning up (kill -9, power loss)."""
+    now = time.time()
+    for part in dest.parent.glob(f".{dest.name}.*.part"):
+        try:
+            if now - part.stat().st_mtime > STALE_PART_SECONDS:
+                part.unlink()
+        except OSError:
+            pass
+
+
+class _Terminated(BaseException):
+    """SIGTERM arrived during a download; raised so that `finally` removes the temp file."""
+
+
 def _download(url: str, dest: Path, zip_size: int, zip_sha1: str, text_size: int,
               text_sha1: str, progress: bool) -> str:
     """Stream `url` into a temp file beside `dest`, verify the zip and the text inside it, and
     only then rename it to `dest` (atomic on one filesystem). Returns the verified text."""
+    _sweep_parts(dest)
     fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
+    old_term = None
+    if threading.current_thread() is threading.main_thread():
+        def on_term(signum, frame):
+            raise _Terminated()
+        old_term = signal.signal(signal.SIGTERM, on_term)
     try:
         h, size = hashlib.sha1(), 0
         try:
@@ -157,9 +185,14 @@ def _download(url: str, dest: Path, zip_size: int, zip_sha1: str, text_size: int
         text = _read_text(Path(tmp), text_size, text_sha1, label=f"text8 inside {url}")
         os.replace(tmp, dest)
         return text
+    except _Terminated:
+        raise SystemExit(f"terminated (SIGTERM) while downloading {url}; "
+                         "nothing was saved") from None
     finally:
-        if os.path.exists(tmp):  # any failure, Ctrl-C included: never leave a half file behind
+        if os.path.exists(tmp):  # any failure, Ctrl-C and SIGTERM included: no half file left
             os.unlink(tmp)
+        if old_term is not None:
+            signal.signal(signal.SIGTERM, old_term)
 
 
 def load_text8(path: Optional[PathLike] = None, *, cache_dir: Optional[PathLike] = None,
@@ -187,7 +220,11 @@ def load_text8(path: Optional[PathLike] = None, *, cache_dir: Optional[PathLike]
                         "Pass cache_dir=... or set TXL_MINI_CACHE.") from None
     dest = cache / "text8.zip"
     if dest.is_file() and (dest.stat().st_size, _sha1_file(dest)) != (zip_size, zip_sha1):
-        dest.unlink()  # stale or damaged on disk since it was verified: fetch it again
+        # Not the verified file (damaged, or placed by hand): keep it aside, never delete it.
+        aside = dest.with_name(f"{dest.name}.mismatch-{int(time.time())}")
+        dest.rename(aside)
+        print(f"note: {dest} does not match text8's checksum; moved it to {aside.name} and "
+              "fetching a fresh copy", file=sys.stderr)
     if dest.is_file():
         return split_text8(_read_text(dest, text_size, text_sha1))
     return split_text8(_download(url, dest, zip_size, zip_sha1, text_size, text_sha1, progress))

@@ -1,22 +1,25 @@
 """Training: a small loop that knows the model only through its interface (chapters 1, 6).
 
-    python -m txl_mini.train --preset book --corpus offline --steps 2000 --out runs/xl.pt
+    python -m txl_mini.train --preset book --corpus offline --steps 2000 --run-dir runs/xl
 """
 
 from __future__ import annotations
 
-import argparse
+import contextlib
+import json
 import math
 import os
-import tempfile
-import time
+import signal
+import sys
 from dataclasses import asdict, dataclass
+
 import torch
+import torch.distributed as dist
 from tqdm import tqdm  # plain text bars: no widget warnings in notebooks
 
-from .config import ModelConfig, preset
-from .data import CharVocab, DataError, batchify, iter_segments, load_text8
-from .corpus import offline_splits
+from .data import OFFLINE_CHARS, DataError, batchify, iter_segments, load_corpus_split  # noqa: F401
+# re-exported for old callers: `from txl_mini.train import save_checkpoint, load_checkpoint`
+from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint  # noqa: F401
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,32 @@ def default_device() -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
+class NonFiniteLoss(FloatingPointError):
+    """The loss of a step was NaN or infinite; raised before that step changes any weight."""
+
+
+def train_step(model, opt, x, y, mems, lr: float, clip: float, autocast=None,
+               check_finite=False):
+    """One optimizer update on segment x -> y (B, L) with memory `mems`; returns ModelOutput.
+
+    With check_finite (True, or a function loss -> bool that all ranks agree on), a NaN/inf loss
+    raises NonFiniteLoss before backward, so the model and optimizer keep the last good state.
+    `autocast` is an optional context (bf16 on CUDA).
+    """
+    for group in opt.param_groups:
+        group["lr"] = lr
+    with autocast if autocast is not None else contextlib.nullcontext():
+        out = model(x, targets=y, mems=mems)
+    finite = check_finite if callable(check_finite) else lambda t: torch.isfinite(t).item()
+    if check_finite and not finite(out.loss.detach()):
+        raise NonFiniteLoss(f"loss is {out.loss.item()}")
+    opt.zero_grad(set_to_none=True)
+    out.loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+    opt.step()
+    return out
+
+
 def train(model, tokens: torch.Tensor, tc: TrainConfig = TrainConfig(), progress: bool = True,
           log_every: int = 0) -> list[float]:
     """Train `model` on the token stream (N,) and return the training loss (nats) of every step.
@@ -51,6 +80,7 @@ def train(model, tokens: torch.Tensor, tc: TrainConfig = TrainConfig(), progress
     The stream is cut into B parallel streams and read segment after segment, so the memory a
     TransformerXL carries from one step to the next is the true preceding text (chapter 3). When
     the streams run out, reading starts again from the beginning with empty memory.
+    For long runs (checkpoints, resume, Ctrl-C) use `python -m txl_mini.train`.
     """
     device = next(model.parameters()).device
     streams = batchify(tokens, tc.batch_size).to(device)  # (B, T)
@@ -64,99 +94,122 @@ def train(model, tokens: torch.Tensor, tc: TrainConfig = TrainConfig(), progress
         except StopIteration:  # one pass over the data done: start again, memory reset
             segments, mems = iter_segments(streams, model.cfg.seg_len), None
             x, y = next(segments)
-        for group in opt.param_groups:
-            group["lr"] = lr_at(step, tc)
-        out = model(x, targets=y, mems=mems)
+        out = train_step(model, opt, x, y, mems, lr_at(step, tc), tc.clip)
         mems = out.mems  # already detached: no gradient into the previous segment
-        opt.zero_grad(set_to_none=True)
-        out.loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), tc.clip)
-        opt.step()
         losses.append(out.loss.item())
         if log_every and (step + 1) % log_every == 0:
             tqdm.write(f"step {step + 1}: loss {out.loss.item():.3f} nats")
     return losses
 
 
-def save_checkpoint(path: str, model, meta: dict) -> None:
-    """Write model config, weights and `meta` atomically (a temp file renamed when complete)."""
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
-    os.close(fd)
+def main(argv=None, on_step=None) -> int:
+    """`python -m txl_mini.train`; returns the exit status. Options: txl_mini.trainopts; run
+    directory, checkpoints, resume, DDP: txl_mini.runner. `on_step(step) -> True` requests a
+    stop like Ctrl-C does (tests interrupt at an exact step with it)."""
+    from . import trainopts as o
+    from .runner import (Run, RunError, Stop, any_rank, install_signal_handlers, rank_world,
+                         remove_created, rewrite_metrics, sha1_tokens, write_json)
+
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = o.build_parser().parse_args(argv)
+    created: list[str] = []
+    distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
     try:
-        torch.save({"config": asdict(model.cfg), "vanilla": type(model).__name__ == "VanillaTransformer",
-                    "state_dict": model.state_dict(), "meta": meta}, tmp)
-        os.replace(tmp, path)
+        if args.resume:
+            o.restore_options(args, argv)
+        o.check_values(args)
+        if args.threads:
+            torch.set_num_threads(args.threads)
+        cfg = o.model_config(args)
+        device = o.pick_device(args.device, int(os.environ.get("LOCAL_RANK", "0")))
+        if device.type == "cuda":
+            torch.cuda.set_device(device)  # NCCL collectives use the current device
+        if distributed and not dist.is_initialized():
+            dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
+        rank, world = rank_world()
+        if args.batch_size % world:
+            raise o.UsageError(f"--batch-size {args.batch_size} must be divisible by the "
+                               f"{world} processes")
+        need, detail = o.memory_estimate(cfg, args.batch_size // world, args.vanilla)
+        have = o.memory_available(device)
+        if need > have:
+            raise o.UsageError(f"this run needs roughly {need / 2**30:,.1f} GiB ({detail}), more "
+                               f"than the {have / 2**30:,.1f} GiB of {device.type} memory here; "
+                               "lower --batch-size, --seg-len or --mem-len")
+        refused = None
+        if rank == 0:
+            try:
+                o.prepare_run_dir(args, created)
+            except o.UsageError as e:
+                refused = e
+        if any_rank(refused is not None, device):  # all ranks stop together
+            raise refused or RunError("rank 0 refused the run directory")
+        args.run_dir = args.resume or args.run_dir or os.path.splitext(args.out)[0]
+        tokens = load_corpus_split(args.corpus, "train", args.path, args.offline_chars)
+        valid = load_corpus_split(args.corpus, "valid", args.path, args.offline_chars)
+        valid = valid[:args.eval_chars]
+        T = len(tokens) // args.batch_size
+        if T < cfg.seg_len + 1 or len(valid) < 2:
+            raise o.UsageError(f"the training split has {len(tokens):,} chars: "
+                               f"{args.batch_size} streams of {T:,}, too short for segments of "
+                               f"{cfg.seg_len} (need > {cfg.seg_len} per stream); lower "
+                               "--batch-size or --seg-len, or use a longer corpus")
+        corpus = {"name": args.corpus, "path": args.path, "chars": len(tokens),
+                  "sha1": sha1_tokens(tokens)}
+        if args.resume:
+            with open(os.path.join(args.run_dir, "config.json")) as f:
+                was = json.load(f)["corpus"]
+            if was["sha1"] != corpus["sha1"]:
+                raise RunError(f"the corpus differs from the one {args.run_dir} was trained on "
+                               f"(sha1 {corpus['sha1'][:12]} vs {was['sha1'][:12]})")
+        tc = TrainConfig(steps=args.steps, batch_size=args.batch_size, lr=args.lr,
+                         warmup=args.warmup, clip=args.clip, seed=args.seed)
+        if args.overwrite and not args.resume and rank == 0:
+            o.clear_run_dir(args.run_dir)
+        run = Run(args, cfg, tc, tokens, valid, corpus, device, args.vanilla)
+        if rank == 0:
+            if args.resume:
+                rewrite_metrics(run.dir, run.history)
+            else:
+                write_json(os.path.join(run.dir, "config.json"),
+                           {"args": vars(args), "model": asdict(run.model.cfg),
+                            "model_class": type(run.model).__name__, "corpus": corpus,
+                            "world_size": world})
+            print(f"corpus: {args.corpus}{' (' + args.path + ')' if args.path else ''}, "
+                  f"{len(tokens):,} training chars; device: {device} x {world}; "
+                  f"{type(run.model).__name__} with {run.model.num_params():,} parameters; "
+                  f"run dir: {run.dir}" + (f"; resuming at step {run.step}" if args.resume
+                                           else ""), flush=True)
+        stop_flag: dict = {}
+        old = install_signal_handlers(stop_flag)
+        try:
+            run.train(stop_flag, on_step)
+        finally:
+            for sig, h in old.items():
+                signal.signal(sig, h)
+        if rank == 0:
+            print(f"trained {tc.steps} steps; validation {run.history[-1].get('val_bpc', 0):.3f}"
+                  f" bpc on {len(valid):,} {args.corpus} chars (best {run.best:.3f}); wrote "
+                  f"{run.dir}/last.pt and best.pt" + (f" and {args.out}" if args.out else ""))
+            if not os.path.exists(os.path.join(run.dir, "curves.png")):
+                print("note: matplotlib is not installed, so no curves.png was drawn")
+        return 0
+    except Stop as e:
+        print(str(e), file=sys.stderr if e.code == 1 else sys.stdout, flush=True)
+        return e.code
+    except KeyboardInterrupt:
+        remove_created(created)
+        return o.fail("interrupted before training started; nothing was saved", 130)
+    except o.UsageError as e:
+        remove_created(created)
+        return o.fail(f"error: {e}")
+    except (RunError, DataError, CheckpointError, ValueError) as e:
+        remove_created(created)
+        return o.fail(f"error: {e}", 1)
     finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-
-
-def load_checkpoint(path: str, device=None):
-    """(model in eval mode, meta) from a file written by save_checkpoint."""
-    from .model import TransformerXL, VanillaTransformer
-
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"no checkpoint at {path}")
-    ckpt = torch.load(path, map_location=device or "cpu")
-    cls = VanillaTransformer if ckpt["vanilla"] else TransformerXL
-    model = cls(ModelConfig(**ckpt["config"]))
-    model.load_state_dict(ckpt["state_dict"])
-    return model.to(device or "cpu").eval(), ckpt["meta"]
-
-
-OFFLINE_CHARS = 2_000_000  # size of the generated offline corpus the CLIs use (seed 0)
-
-
-def load_corpus_split(corpus: str, split: str = "train") -> torch.Tensor:
-    """Token ids (N,) of one split of "text8" (downloaded and verified) or "offline" (generated)."""
-    if corpus == "text8":
-        splits = load_text8()
-    elif corpus == "offline":
-        splits = offline_splits(OFFLINE_CHARS, seed=0)
-    else:
-        raise ValueError(f"unknown corpus {corpus!r}; choose 'offline' or 'text8'")
-    return CharVocab().encode(getattr(splits, split))
-
-
-def main(argv=None) -> None:
-    from .model import TransformerXL, VanillaTransformer
-
-    p = argparse.ArgumentParser(prog="python -m txl_mini.train",
-                                description="Train a char-level Transformer-XL (or the vanilla baseline).")
-    p.add_argument("--preset", default="book", help="model preset: tiny, book, text8_base, text8_large")
-    p.add_argument("--corpus", default="offline", choices=["offline", "text8"],
-                   help="offline: generated here, no download; text8: downloaded and verified")
-    p.add_argument("--vanilla", action="store_true", help="train the vanilla baseline instead")
-    p.add_argument("--mem-len", type=int, default=None, help="override the preset's memory length")
-    p.add_argument("--seg-len", type=int, default=None, help="override the preset's segment length")
-    p.add_argument("--steps", type=int, default=TrainConfig.steps)
-    p.add_argument("--batch-size", type=int, default=TrainConfig.batch_size)
-    p.add_argument("--lr", type=float, default=TrainConfig.lr)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", required=True, help="checkpoint path (.pt), written when training ends")
-    args = p.parse_args(argv)
-
-    overrides = {k: v for k, v in (("mem_len", args.mem_len), ("seg_len", args.seg_len)) if v is not None}
-    cfg = preset(args.preset, **overrides)
-    tc = TrainConfig(steps=args.steps, batch_size=args.batch_size, lr=args.lr, seed=args.seed)
-    torch.manual_seed(tc.seed)
-    device = default_device()
-    model = (VanillaTransformer if args.vanilla else TransformerXL)(cfg).to(device)
-    try:
-        tokens = load_corpus_split(args.corpus, "train")
-    except (OSError, ValueError, DataError) as e:
-        raise SystemExit(f"error: {e}") from None
-    print(f"corpus: {args.corpus}, {len(tokens):,} training characters; device: {device}; "
-          f"{type(model).__name__} with {model.num_params():,} parameters")
-    start = time.perf_counter()
-    losses = train(model, tokens, tc, log_every=max(1, tc.steps // 10))
-    print(f"trained {tc.steps} steps in {time.perf_counter() - start:.1f} s; "
-          f"last loss {sum(losses[-20:]) / len(losses[-20:]):.3f} nats")
-    save_checkpoint(args.out, model, {"corpus": args.corpus, "preset": args.preset, "steps": tc.steps})
-    print(f"wrote {args.out}")
+        if distributed and dist.is_initialized():
+            dist.destroy_process_group()
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

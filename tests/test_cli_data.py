@@ -1,0 +1,111 @@
+"""Leftovers of python -m txl_mini.data: help, missing output folder, stale .part files,
+SIGTERM during a download, a mismatching cached text8.zip moved aside (never deleted)."""
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from txl_mini import text8
+from txl_mini.data import load_corpus_split, main
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_no_subcommand_prints_help(capsys):
+    assert main([]) == 2
+    out = capsys.readouterr().out
+    assert "text8" in out and "offline" in out and "stats" in out
+
+
+def test_help_shows_defaults(capsys):
+    with pytest.raises(SystemExit):
+        main(["offline", "--help"])
+    assert "(default: 5000000)" in capsys.readouterr().out
+
+
+def test_offline_out_into_missing_directory(tmp_path, capsys):
+    out = tmp_path / "no" / "such" / "corpus.txt"
+    assert main(["offline", "--chars", "2000", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "does not exist" in err and str(out) in err and err.count("\n") == 1
+    assert ".part" not in err and not (tmp_path / "no").exists()
+
+
+def test_stale_part_files_are_swept(tmp_path):
+    dest = tmp_path / "text8.zip"
+    old, fresh = tmp_path / ".text8.zip.abc.part", tmp_path / ".text8.zip.def.part"
+    old.write_bytes(b"x")
+    fresh.write_bytes(b"y")
+    past = time.time() - 2 * text8.STALE_PART_SECONDS
+    os.utime(old, (past, past))
+    text8._sweep_parts(dest)
+    assert not old.exists() and fresh.exists()  # a live download's file is left alone
+
+
+def test_mismatching_cache_file_is_moved_aside(tmp_path, capsys):
+    (tmp_path / "text8.zip").write_bytes(b"placed by hand")
+    with pytest.raises(text8.DataError):  # the download then fails: nothing listens there
+        text8.load_text8(cache_dir=tmp_path, url="http://127.0.0.1:9/text8.zip",
+                         progress=False)
+    aside = [p for p in tmp_path.iterdir() if p.name.startswith("text8.zip.mismatch-")]
+    assert len(aside) == 1 and aside[0].read_bytes() == b"placed by hand"
+    assert "moved it to" in capsys.readouterr().err
+
+
+def test_sigterm_during_download_leaves_no_part_file(tmp_path):
+    """A server that trickles bytes; SIGTERM mid-download; the .part file must be gone."""
+    import http.server
+
+    class Slow(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Length", "100000")
+            self.end_headers()
+            try:
+                for _ in range(1000):
+                    self.wfile.write(b"x" * 100)
+                    self.wfile.flush()
+                    time.sleep(0.05)
+            except OSError:
+                pass
+
+        def log_message(self, *args):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Slow)
+    threading.Thread(target=srv.serve_forever, args=(0.05,), daemon=True).start()
+    url = f"http://127.0.0.1:{srv.server_address[1]}/text8.zip"
+    code = ("import sys; from txl_mini.text8 import load_text8; "
+            f"load_text8(cache_dir=sys.argv[1], url={url!r}, progress=False)")
+    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
+    env["PYTHONPATH"] = str(REPO)
+    proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], env=env,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and not list(tmp_path.glob("*.part")):
+            time.sleep(0.1)
+        assert list(tmp_path.glob("*.part"))
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    assert proc.returncode != 0 and "SIGTERM" in err and "Traceback" not in err
+    assert os.listdir(tmp_path) == []
+
+
+def test_shared_corpus_loader(tmp_path):
+    path = tmp_path / "t.txt"
+    path.write_text("Hello, World! " * 100)
+    tokens = load_corpus_split("offline", "valid", str(path))
+    assert tokens.numel() == 70 and int(tokens.max()) < 27
+    with pytest.raises(ValueError, match="unknown corpus"):
+        load_corpus_split("wiki")
+    with pytest.raises(text8.DataError, match="cannot read"):
+        load_corpus_split("offline", "train", str(tmp_path / "missing.txt"))

@@ -1,0 +1,203 @@
+"""Checkpoints: one file holds a model's config, weights and plain metadata (chapter 6).
+
+    save_checkpoint("runs/xl/last.pt", model, {"corpus": "offline"}, optimizer=opt)
+    model, meta = load_checkpoint("runs/xl/last.pt")
+
+Safety rules, each for a reason:
+- Only tensors and plain data (dict, list, tuple, str, int, float, bool, None) are stored, and
+  files are read with `torch.load(..., weights_only=True)`, so loading a file never runs code
+  from it (full unpickling can execute arbitrary commands).
+- Writes are atomic: a temp file in the same directory is written, fsync'ed and renamed over the
+  target, so a crash mid-write leaves the previous checkpoint intact, never a half file.
+- Every way a file can be wrong (empty, truncated, foreign, weights that do not fit the stored
+  config, no meta) becomes one `CheckpointError` line naming the file and the problem.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import tempfile
+import zipfile
+from dataclasses import asdict, fields
+from typing import Any, Optional
+
+import torch
+
+from .config import ModelConfig
+
+FORMAT = "txl_mini.checkpoint"  # marks a file as ours
+VERSION = 1
+MODEL_CLASSES = ("TransformerXL", "VanillaTransformer")
+_PLAIN = (type(None), bool, int, float, str, bytes, torch.Tensor, torch.Size)
+
+
+class CheckpointError(ValueError):
+    """A checkpoint file that cannot be used; the message names the file and what is wrong."""
+
+
+class CheckpointNotFound(CheckpointError, FileNotFoundError):
+    """No file at the given path (also a FileNotFoundError, for callers that catch OSError)."""
+
+
+def _check_plain(obj: Any, where: str) -> None:
+    """Raise TypeError unless obj is tensors and plain data only (what weights_only can load)."""
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if not isinstance(k, (str, int)):
+                raise TypeError(f"{where}: key {k!r} is not a str or int")
+            _check_plain(v, f"{where}[{k!r}]")
+    elif isinstance(obj, (list, tuple)):
+        for i, v in enumerate(obj):
+            _check_plain(v, f"{where}[{i}]")
+    elif not isinstance(obj, _PLAIN):
+        raise TypeError(f"{where} is a {type(obj).__name__}; checkpoints hold only tensors and "
+                        "plain data (dict, list, tuple, str, int, float, bool, None)")
+
+
+def unwrap(model: torch.nn.Module) -> torch.nn.Module:
+    """The model itself inside DistributedDataParallel (.module) or torch.compile (._orig_mod)."""
+    while True:
+        inner = getattr(model, "module", None) or getattr(model, "_orig_mod", None)
+        if not isinstance(inner, torch.nn.Module):
+            return model
+        model = inner
+
+
+def save_checkpoint(path: str, model: torch.nn.Module, meta: dict,
+                    optimizer: Optional[torch.optim.Optimizer] = None,
+                    extra: Optional[dict] = None) -> None:
+    """Write config, weights, `meta` (and optimizer state, `extra`) to `path` atomically.
+
+    `meta` describes the model (corpus, preset, steps...); `extra` holds anything a resumed run
+    needs (RNG states, data position, memory). Both must be plain data and tensors: TypeError
+    otherwise, before anything is written.
+    """
+    model = unwrap(model)
+    if type(model).__name__ not in MODEL_CLASSES:
+        raise TypeError(f"can only checkpoint {' or '.join(MODEL_CLASSES)}, "
+                        f"not {type(model).__name__}")
+    if not isinstance(meta, dict):
+        raise TypeError(f"meta must be a dict, not {type(meta).__name__}")
+    payload = {
+        "format": FORMAT, "version": VERSION, "model_class": type(model).__name__,
+        "config": asdict(model.cfg), "state_dict": model.state_dict(), "meta": meta,
+        "optimizer": optimizer.state_dict() if optimizer is not None else None,
+        "extra": extra,
+    }
+    _check_plain({k: v for k, v in payload.items() if k != "state_dict"}, "checkpoint")
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.",
+                               suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(payload, f)
+            f.flush()
+            os.fsync(f.fileno())  # the bytes are on disk before the name points at them
+        os.replace(tmp, path)  # atomic on POSIX and Windows: old file or new file, never half
+        _fsync_dir(directory)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def _fsync_dir(directory: str) -> None:
+    """Make the rename itself durable (POSIX; a no-op where directories cannot be opened)."""
+    try:
+        dfd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dfd)
+    except OSError:
+        pass
+    finally:
+        os.close(dfd)
+
+
+def read_checkpoint(path: str, device=None) -> dict:
+    """The validated raw contents of a checkpoint (dict with config, state_dict, meta, optimizer,
+    extra), tensors mapped to `device` (default CPU). Raises CheckpointError."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise CheckpointNotFound(f"{path}: no such checkpoint file")
+    if os.path.isdir(path):
+        raise CheckpointError(f"{path}: is a directory, not a checkpoint file")
+    size = os.path.getsize(path)
+    if size == 0:
+        raise CheckpointError(f"{path}: empty file (0 bytes), not a checkpoint")
+    with open(path, "rb") as f:
+        if f.read(4) != b"PK\x03\x04":  # torch.save writes a zip archive
+            raise CheckpointError(f"{path}: not a txl_mini checkpoint (not a PyTorch zip file)")
+    try:
+        ckpt = torch.load(path, map_location=device or "cpu", weights_only=True)
+    except pickle.UnpicklingError as e:
+        if "weights only" in str(e).lower() or "weights_only" in str(e).lower():
+            raise CheckpointError(f"{path}: holds objects other than tensors and plain data; "
+                                  "refusing to unpickle it (weights_only=True)") from None
+        raise CheckpointError(f"{path}: corrupt ({type(e).__name__} while unpickling)") from None
+    except (RuntimeError, EOFError, zipfile.BadZipFile, OSError, ValueError):
+        # began as a torch zip archive, then broke off (or was damaged)
+        raise CheckpointError(f"{path}: truncated or corrupt ({size:,} bytes; "
+                              "cannot read the archive)") from None
+    if not isinstance(ckpt, dict) or not {"config", "state_dict"} <= set(ckpt):
+        raise CheckpointError(f"{path}: not a txl_mini checkpoint (no config and weights in it)")
+    if "format" not in ckpt and "vanilla" in ckpt:  # written before this module existed
+        ckpt = {"format": FORMAT, "version": 0, "optimizer": None, "extra": None,
+                "model_class": MODEL_CLASSES[bool(ckpt["vanilla"])], **ckpt}
+    if ckpt.get("format") != FORMAT:
+        raise CheckpointError(f"{path}: not a txl_mini checkpoint (format {ckpt.get('format')!r})")
+    if ckpt.get("model_class") not in MODEL_CLASSES:
+        raise CheckpointError(f"{path}: unknown model class {ckpt.get('model_class')!r}")
+    if not isinstance(ckpt.get("meta"), dict):
+        raise CheckpointError(f"{path}: missing meta (a dict describing the run)")
+    return ckpt
+
+
+def _config(path: str, raw) -> ModelConfig:
+    if not isinstance(raw, dict):
+        raise CheckpointError(f"{path}: config is a {type(raw).__name__}, not a dict")
+    unknown = set(raw) - {f.name for f in fields(ModelConfig)}
+    if unknown:
+        raise CheckpointError(f"{path}: config has unknown fields {sorted(unknown)}")
+    try:
+        return ModelConfig(**raw)  # fields added later take their defaults
+    except (TypeError, ValueError) as e:
+        raise CheckpointError(f"{path}: invalid config: {e}") from None
+
+
+def build_model(ckpt: dict, path: str = "checkpoint", device=None) -> torch.nn.Module:
+    """The model a checkpoint describes, with its weights, in eval mode on `device`."""
+    from .model import TransformerXL, VanillaTransformer
+
+    cls = VanillaTransformer if ckpt["model_class"] == "VanillaTransformer" else TransformerXL
+    model = cls(_config(path, ckpt["config"]))
+    state = ckpt["state_dict"]
+    if not isinstance(state, dict):
+        raise CheckpointError(f"{path}: weights are a {type(state).__name__}, not a state dict")
+    expected = model.state_dict()
+    missing = sorted(set(expected) - set(state))
+    unexpected = sorted(set(state) - set(expected))
+    if missing or unexpected:
+        raise CheckpointError(f"{path}: weights do not match the stored config: "
+                              f"{len(missing)} missing (e.g. {missing[:2]}), "
+                              f"{len(unexpected)} unexpected (e.g. {unexpected[:2]})")
+    for name, t in state.items():
+        if not isinstance(t, torch.Tensor) or t.shape != expected[name].shape:
+            got = tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__
+            want = tuple(expected[name].shape)
+            raise CheckpointError(f"{path}: weights do not match the stored config: {name} is "
+                                  f"{got} in the file, {want} for the config")
+    float_dtypes = {t.dtype for t in state.values() if t.is_floating_point()}
+    if len(float_dtypes) == 1:  # a float64 (chapters) or bf16 model comes back in its dtype
+        model.to(float_dtypes.pop())
+    model.load_state_dict(state)
+    return model.to(device or "cpu").eval()
+
+
+def load_checkpoint(path: str, device=None):
+    """(model in eval mode, meta) from a file written by save_checkpoint; CheckpointError if the
+    file is missing, empty, truncated, foreign, or its weights do not fit its config."""
+    ckpt = read_checkpoint(path, device)
+    return build_model(ckpt, os.fspath(path), device), ckpt["meta"]

@@ -1,0 +1,272 @@
+"""Long training runs: run directory, checkpoints, exact resume, signals, DDP (chapter 6).
+
+`python -m txl_mini.train` parses and validates its options (txl_mini.trainopts) and calls
+`run` here. A run directory holds everything about one run:
+
+    config.json    the options, the model config and the corpus (name, size, sha1)
+    metrics.jsonl  one JSON object per logged step / validation
+    curves.png     training and validation bpc (if matplotlib is installed)
+    last.pt        the latest checkpoint: model, optimizer, RNG states, data position, memory
+    best.pt        the weights with the lowest validation bpc so far
+
+Resuming restores all of last.pt, so N steps straight and N/2 + interrupt + N/2 resumed give
+bitwise-identical weights on the CPU (tests/test_train_cli.py checks it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import threading
+import time
+from dataclasses import asdict
+
+import torch
+import torch.distributed as dist
+from tqdm import tqdm
+
+from .checkpoint import read_checkpoint, build_model, save_checkpoint, unwrap
+from .config import ModelConfig
+from .data import batchify
+from .evaluate import bits_per_char, evaluate_segments
+from .runlog import (plot_curves, read_metrics, remove_created, rewrite_metrics,  # noqa: F401
+                     write_json)
+from .train import NonFiniteLoss, TrainConfig, lr_at, train_step
+
+FILES = ("config.json", "metrics.jsonl", "curves.png", "last.pt", "best.pt")
+
+
+class RunError(Exception):
+    """A problem with the run (options, directory, corpus); main prints it as one line."""
+
+
+class Stop(Exception):
+    """The run ends early; `code` is the exit status, the message the one line to print."""
+
+    def __init__(self, msg: str, code: int):
+        super().__init__(msg)
+        self.code = code
+
+
+def rank_world() -> tuple[int, int]:
+    return (dist.get_rank(), dist.get_world_size()) if dist.is_initialized() else (0, 1)
+
+
+def any_rank(flag, device=None) -> bool:
+    """True if `flag` holds on any rank, so that every rank takes the same branch."""
+    if not dist.is_initialized():
+        return bool(flag)
+    t = torch.tensor([float(bool(flag))], device=device)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    return bool(t.item())
+
+
+def sha1_tokens(tokens: torch.Tensor) -> str:
+    return hashlib.sha1(tokens.to(torch.uint8).numpy().tobytes()).hexdigest()
+
+
+def _rng_state(device: torch.device) -> dict:
+    state = {"torch": torch.get_rng_state()}
+    if device.type == "cuda":
+        state["cuda"] = torch.cuda.get_rng_state(device)
+    return state
+
+
+def _set_rng_state(state: dict, device: torch.device) -> None:
+    torch.set_rng_state(state["torch"])
+    if device.type == "cuda" and "cuda" in state:
+        torch.cuda.set_rng_state(state["cuda"], device)
+
+
+class Run:
+    """The state of one training run and everything that saves, restores and advances it."""
+
+    def __init__(self, args, cfg: ModelConfig, tc: TrainConfig, tokens: torch.Tensor,
+                 valid: torch.Tensor, corpus: dict, device: torch.device, vanilla: bool):
+        from .model import TransformerXL, VanillaTransformer
+
+        self.args, self.tc, self.corpus, self.device = args, tc, corpus, device
+        self.rank, self.world = rank_world()
+        self.dir = args.run_dir
+        torch.manual_seed(tc.seed)  # the same initial weights on every rank
+        model = (VanillaTransformer if vanilla else TransformerXL)(cfg).to(device)
+        streams = batchify(tokens, tc.batch_size)  # (B, T): all streams, every rank the same
+        per_rank = tc.batch_size // self.world
+        self.streams = streams[self.rank * per_rank:(self.rank + 1) * per_rank].to(device)
+        self.valid = valid
+        self.step, self.pos, self.mems, self.best = 0, 0, None, float("inf")
+        self.history: list[dict] = []
+        if args.resume:
+            model = self._restore(model)
+        else:
+            torch.manual_seed(tc.seed + self.rank)  # dropout differs between ranks
+        self.model = model
+        self.ddp = model
+        if self.world > 1:
+            ids = [device.index] if device.type == "cuda" else None
+            self.ddp = torch.nn.parallel.DistributedDataParallel(model, device_ids=ids)
+        self.opt = torch.optim.Adam(model.parameters(), lr=tc.lr)
+        if self._opt_state is not None:
+            self.opt.load_state_dict(self._opt_state)
+        self.autocast = None
+        if device.type == "cuda" and args.precision == "bf16":
+            self.autocast = torch.autocast("cuda", dtype=torch.bfloat16)
+
+    # -- checkpoints -----------------------------------------------------------------------
+    def _restore(self, model):
+        ckpt = read_checkpoint(os.path.join(self.dir, "last.pt"), self.device)
+        extra = ckpt["extra"] or {}
+        ranks = extra.get("ranks", [])
+        if len(ranks) != self.world:
+            raise RunError(f"{self.dir} was trained with {len(ranks)} process(es); resume it "
+                           f"with the same number (now {self.world})")
+        model = build_model(ckpt, os.path.join(self.dir, "last.pt"), self.device).train()
+        mine = ranks[self.rank]
+        self.step, self.pos = extra["step"], extra["pos"]
+        self.best = float("inf") if extra["best"] is None else extra["best"]
+        self.mems = [m.to(self.device) for m in mine["mems"]] or None
+        self._opt_state = ckpt["optimizer"]
+        self.history = [h for h in read_metrics(self.dir) if h["step"] <= self.step]
+        _set_rng_state(mine["rng"], self.device)
+        return model
+
+    _opt_state = None
+
+    def meta(self) -> dict:
+        a = self.args
+        return {"corpus": self.corpus["name"], "corpus_path": self.corpus["path"],
+                "corpus_sha1": self.corpus["sha1"],
+                "offline_chars": a.offline_chars, "preset": a.preset, "steps": self.step,
+                "train_config": asdict(self.tc), "best_val_bpc": _finite_or_none(self.best)}
+
+    def save(self, name: str = "last.pt", with_state: bool = True) -> None:
+        """Checkpoint; every rank contributes its memory and RNG, rank 0 writes the file."""
+        mine = {"mems": [m.detach().cpu() for m in (self.mems or [])],
+                "rng": _rng_state(self.device)}
+        ranks = [mine]
+        if self.world > 1:
+            ranks = [None] * self.world
+            dist.all_gather_object(ranks, mine)
+        if self.rank != 0:
+            return
+        extra = {"step": self.step, "pos": self.pos, "best": _finite_or_none(self.best),
+                 "ranks": ranks} if with_state else None
+        save_checkpoint(os.path.join(self.dir, name), self.model, self.meta(),
+                        optimizer=self.opt if with_state else None, extra=extra)
+        if name == "last.pt" and self.args.out and self.step == self.tc.steps:
+            save_checkpoint(self.args.out, self.model, self.meta())
+
+    # -- logging ---------------------------------------------------------------------------
+    def log(self, record: dict) -> None:
+        self.history.append(record)
+        if self.rank == 0:
+            with open(os.path.join(self.dir, "metrics.jsonl"), "a") as f:
+                f.write(json.dumps(record) + "\n")
+
+    def validate(self) -> float:
+        from contextlib import nullcontext
+
+        with self.autocast if self.autocast is not None else nullcontext():
+            res = evaluate_segments(self.model, self.valid, batch_size=min(8, len(self.valid) // 2))
+        self.model.train()
+        self.log({"step": self.step, "val_bpc": res.bpc})
+        return res.bpc
+
+    # -- the loop --------------------------------------------------------------------------
+    def segment(self):
+        """(x, y) at the current data position; a finished pass starts over with empty memory."""
+        L, T = self.model.cfg.seg_len, self.streams.shape[1]
+        if self.pos >= T - 1:
+            self.pos, self.mems = 0, None
+        n = min(L, T - 1 - self.pos)
+        x = self.streams[:, self.pos:self.pos + n].contiguous()  # (B, l)
+        y = self.streams[:, self.pos + 1:self.pos + 1 + n].contiguous()  # (B, l)
+        return x, y
+
+    def _agree(self, flag) -> bool:
+        return any_rank(flag, self.device)
+
+    def _mean_loss(self, loss: torch.Tensor) -> float:
+        """The loss over all B streams (each rank has B / world of them)."""
+        loss = loss.detach().float()
+        if self.world > 1:
+            dist.all_reduce(loss)
+            loss = loss / self.world
+        return loss.item()
+
+    def train(self, stop_flag: dict, on_step=None) -> None:
+        tc, a = self.tc, self.args
+        self.model.train()
+        bar = tqdm(total=tc.steps, initial=self.step, desc="train",
+                   disable=a.quiet or self.rank != 0, dynamic_ncols=True)
+        t0, tokens_seen = time.perf_counter(), 0
+        try:
+            while self.step < tc.steps:
+                if self._agree(bool(stop_flag.get("signal"))):
+                    stop_flag.setdefault("signal", "SIGTERM")  # another rank got it
+                    self.save()
+                    if self.rank == 0:
+                        plot_curves(self.dir, self.history)
+                    name = stop_flag["signal"]
+                    raise Stop(f"{name}: saved {self.dir}/last.pt at step {self.step}/"
+                               f"{tc.steps}; continue with --resume {self.dir}",
+                               128 + getattr(signal, name))
+                x, y = self.segment()
+                try:
+                    out = train_step(self.ddp, self.opt, x, y, self.mems, lr_at(self.step, tc),
+                                     tc.clip, self.autocast,
+                                     check_finite=lambda t: not self._agree(not torch.isfinite(t)))
+                except NonFiniteLoss as e:
+                    good = os.path.join(self.dir, "last.pt")
+                    kept = (f"last good checkpoint {good} kept" if os.path.exists(good)
+                            else "no checkpoint was written yet")
+                    raise Stop(f"error: {e} at step {self.step + 1}; stopped, {kept}", 1) from None
+                self.mems = out.mems or None
+                self.pos += x.shape[1]
+                self.step += 1
+                tokens_seen += x.numel() * self.world
+                loss = self._mean_loss(out.loss)
+                rate = tokens_seen / max(time.perf_counter() - t0, 1e-9)
+                if self.step % a.log_every == 0 or self.step == tc.steps:
+                    self.log({"step": self.step, "loss": loss, "bpc": bits_per_char(loss),
+                              "lr": lr_at(self.step - 1, tc), "tokens_per_s": round(rate, 1)})
+                bar.update(1)
+                bar.set_postfix(loss=f"{loss:.3f}", bpc=f"{bits_per_char(loss):.3f}",
+                                tok_s=f"{rate:,.0f}", refresh=False)
+                final = self.step == tc.steps
+                if (a.eval_every and self.step % a.eval_every == 0) or final:
+                    bpc = self.validate()
+                    if self._agree(bpc < self.best):
+                        self.best = bpc
+                        self.save("best.pt", with_state=False)
+                if self.step % a.save_every == 0 or final:
+                    self.save()
+                if final and self.rank == 0:
+                    plot_curves(self.dir, self.history)
+                if on_step is not None and on_step(self.step):  # tests: simulated interrupt
+                    stop_flag["signal"] = "SIGINT"
+                if a.pause_at and self.step == a.pause_at and not final:
+                    self.save()
+                    raise Stop(f"paused at step {self.step}: saved {self.dir}/last.pt; continue "
+                               f"with --resume {self.dir}", 0)
+        finally:
+            bar.close()
+
+
+def _finite_or_none(x: float):
+    return x if x != float("inf") else None
+
+
+def install_signal_handlers(stop_flag: dict) -> dict:
+    """SIGINT / SIGTERM only set a flag; the loop saves and exits after the current step."""
+    def handler(signum, frame):
+        stop_flag["signal"] = signal.Signals(signum).name
+
+    old = {}
+    if threading.current_thread() is not threading.main_thread():
+        return old  # signals reach only the main thread; a caller in a thread handles its own
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        old[sig] = signal.signal(sig, handler)
+    return old
