@@ -1,0 +1,176 @@
+"""Generation with the memory cache: one position per new character (chapter 6).
+
+    python -m txl_mini.sample runs/xl.pt --prompt "the king said " --chars 300 --top-k 5
+
+Transformer-XL reads the prompt once, keeps every layer's states as memory, and then pushes
+each new character through the network as a segment of length 1 (L = 1) attending to that
+memory: the cost per character is one position, however long the context. The vanilla model
+has no memory, so each new character re-runs the whole window of its last `seg_len` characters,
+the same recomputation that makes its evaluation slow (Table 9, `txl_mini.speed`).
+
+Shapes: B batch (1 here), L segment length, M memory length, V vocab.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pickle
+import sys
+import time
+from typing import Callable, Optional
+
+import torch
+
+from .data import CharVocab
+from .model import TransformerXL, VanillaTransformer
+
+
+def sample_next(logits: torch.Tensor, temperature: float = 1.0, top_k: Optional[int] = None,
+                generator: Optional[torch.Generator] = None) -> torch.Tensor:
+    """Draw one id per row from logits (B, V) -> (B,) (chapter 6).
+
+    temperature 0 means greedy (argmax); below 1 sharpens, above 1 flattens the distribution.
+    top_k keeps only the k most likely ids before drawing.
+    """
+    if temperature < 0:
+        raise ValueError(f"temperature must be >= 0, got {temperature}")
+    if top_k is not None and top_k < 1:
+        raise ValueError(f"top_k must be >= 1, got {top_k}")
+    logits = logits.float()
+    if temperature == 0:
+        return logits.argmax(dim=-1)  # (B,)
+    logits = logits / temperature
+    if top_k is not None and top_k < logits.shape[-1]:
+        kth = logits.topk(top_k, dim=-1).values[:, -1:]  # (B, 1) the k-th largest
+        logits = logits.masked_fill(logits < kth, float("-inf"))
+    probs = torch.softmax(logits, dim=-1)  # (B, V)
+    return torch.multinomial(probs, 1, generator=generator).squeeze(-1)  # (B,)
+
+
+@torch.inference_mode()
+def generate(model, prompt: torch.Tensor, n_chars: int, *, temperature: float = 1.0,
+             top_k: Optional[int] = None, generator: Optional[torch.Generator] = None,
+             use_cache: bool = True, mem_len: Optional[int] = None, context: Optional[int] = None,
+             on_token: Optional[Callable[[int], None]] = None, return_logits: bool = False):
+    """Continue `prompt` (P,) ids by `n_chars` sampled ids; returns the new ids (n_chars,) (ch. 6).
+
+    use_cache=True (TransformerXL only): the prompt runs once in segments of the model's
+    seg_len, then every new character is ONE position attending to the cached memory of
+    `mem_len` states per layer (default M + L of the model: the context its last training
+    position saw). use_cache=False re-runs the window of the last `context` characters (default
+    the model's seg_len) for every new character, as the vanilla model must. `on_token(id)` is
+    called as each character is drawn (streaming). return_logits=True also returns the logits
+    each character was drawn from, (n_chars, V), for checking the cache against re-running.
+    """
+    if prompt.dim() != 1 or prompt.numel() < 1:
+        raise ValueError("prompt must be a non-empty 1-D tensor of ids")
+    if n_chars < 0:
+        raise ValueError(f"n_chars must be >= 0, got {n_chars}")
+    model.eval()
+    cfg = model.cfg
+    device = next(model.parameters()).device
+    ids = prompt.to(device)[None]  # (1, P)
+    out_ids, drawn_from = [], []
+    if use_cache:
+        if isinstance(model, VanillaTransformer) or not isinstance(model, TransformerXL):
+            raise ValueError("use_cache=True needs a TransformerXL; the vanilla model has no memory")
+        M = mem_len if mem_len is not None else cfg.mem_len + cfg.seg_len
+        mems, logits = None, None
+        for start in range(0, ids.shape[1], cfg.seg_len):  # read the prompt segment by segment
+            out = model(ids[:, start:start + cfg.seg_len], mems=mems, mem_len=M)
+            mems, logits = out.mems, out.logits[:, -1]  # (1, V) predicts the next character
+        for _ in range(n_chars):
+            drawn_from.append(logits[0].float().cpu())
+            nxt = sample_next(logits, temperature, top_k, generator)  # (1,)
+            out_ids.append(int(nxt))
+            if on_token:
+                on_token(int(nxt))
+            out = model(nxt[:, None], mems=mems, mem_len=M)  # L = 1: one new position
+            mems, logits = out.mems, out.logits[:, -1]
+    else:
+        W = context or cfg.seg_len
+        for _ in range(n_chars):
+            logits = model(ids[:, -W:]).logits[:, -1]  # the whole window, again
+            drawn_from.append(logits[0].float().cpu())
+            nxt = sample_next(logits, temperature, top_k, generator)
+            out_ids.append(int(nxt))
+            if on_token:
+                on_token(int(nxt))
+            ids = torch.cat([ids, nxt[:, None]], dim=1)  # (1, P + t)
+    new = torch.tensor(out_ids, dtype=torch.long)  # (n_chars,)
+    if return_logits:
+        V = cfg.vocab_size
+        return new, torch.stack(drawn_from) if drawn_from else torch.empty(0, V)
+    return new
+
+
+def time_per_char(model, prompt: torch.Tensor, n_chars: int, **kwargs) -> float:
+    """Seconds per generated character of generate(model, prompt, n_chars, **kwargs) (ch. 6).
+
+    Includes reading the prompt, so use a long n_chars for the cached path.
+    """
+    start = time.perf_counter()
+    generate(model, prompt, n_chars, **kwargs)
+    return (time.perf_counter() - start) / max(1, n_chars)
+
+
+def _load(path: str):
+    try:
+        from .checkpoint import load_checkpoint  # the checkpoint module, when present
+    except ImportError:
+        from .train import load_checkpoint
+    try:
+        return load_checkpoint(path)
+    except (OSError, ValueError, RuntimeError, KeyError, TypeError, EOFError,
+            pickle.UnpicklingError) as e:
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]  # one line, always
+        msg = first if first.startswith(path) else f"{path}: {first}"
+        raise SystemExit(f"error: cannot load checkpoint {msg}") from None
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(
+        prog="python -m txl_mini.sample",
+        description="Generate text from a checkpoint written by python -m txl_mini.train. "
+                    "Transformer-XL uses its memory cache (one position per character); "
+                    "the vanilla model re-runs its window.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("checkpoint", help="a .pt file written by python -m txl_mini.train")
+    p.add_argument("--prompt", default="the ", help="text to continue (a-z and space)")
+    p.add_argument("--chars", type=int, default=200, help="how many characters to generate")
+    p.add_argument("--temperature", type=float, default=0.8, help="0 = greedy; >1 = more random")
+    p.add_argument("--top-k", type=int, default=None, help="draw only among the k likeliest")
+    p.add_argument("--seed", type=int, default=None, help="random seed (default: unseeded)")
+    p.add_argument("--no-cache", action="store_true", help="re-run the window (slow, to compare)")
+    args = p.parse_args(argv)
+
+    vocab = CharVocab()
+    if args.chars < 0 or args.temperature < 0 or (args.top_k is not None and args.top_k < 1):
+        raise SystemExit("error: --chars and --temperature must be >= 0, --top-k >= 1")
+    try:
+        prompt = vocab.encode(args.prompt)
+    except ValueError as e:
+        raise SystemExit(f"error: prompt: {e}") from None
+    if prompt.numel() == 0:
+        raise SystemExit("error: prompt: give at least one character")
+    model, meta = _load(args.checkpoint)
+    gen = torch.Generator().manual_seed(args.seed) if args.seed is not None else None
+    use_cache = not args.no_cache and not isinstance(model, VanillaTransformer)
+    print(f"{type(model).__name__} from {args.checkpoint} (corpus: {meta.get('corpus', '?')}); "
+          f"{'memory cache' if use_cache else 're-running the window'}", file=sys.stderr)
+    sys.stdout.write(args.prompt)
+
+    def stream(i: int) -> None:
+        sys.stdout.write(vocab.chars[i])
+        sys.stdout.flush()
+
+    start = time.perf_counter()
+    generate(model, prompt, args.chars, temperature=args.temperature, top_k=args.top_k,
+             generator=gen, use_cache=use_cache, on_token=stream)
+    sys.stdout.write("\n")
+    seconds = time.perf_counter() - start
+    print(f"{args.chars} characters in {seconds:.2f} s", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
