@@ -146,18 +146,23 @@ def test_loss_table_aligns_targets_and_windows_see_exactly_c(name):
         assert (lt2[c][k].item() != lt[c][k].item()) == changes, (where, changes)
 
 
-def test_loss_table_stride_and_errors():
-    model = _models()["vanilla"]  # causal, one segment: the first target of a window is exact
+def test_loss_table_stride_max_window_and_errors():
+    model = _models()["vanilla"]  # causal, one segment: the last target of a window is exact
     tokens = torch.randint(0, 27, (60,))
     exact = loss_table(model, tokens, [4, 8], n_targets=11)
     strided = loss_table(model, tokens, [4, 8], n_targets=11, stride=4, batch_size=2)
-    # the first target of every window sees exactly c characters in both layouts
-    for k in (0, 4, 8):
+    # the last target of every window sees exactly c characters in both layouts
+    for k in (3, 7, 10):
         assert strided[8][k].item() == pytest.approx(exact[8][k].item(), abs=1e-9)
+    assert strided[8][0].item() != pytest.approx(exact[8][0].item(), abs=1e-9)  # saw 5 chars
     assert all(x.shape == (11,) and not torch.isnan(x).any() for x in strided.values())
+    capped = loss_table(model, tokens, [4, 8], n_targets=11, max_window=4)
+    assert torch.equal(capped[8], exact[4]) and torch.equal(capped[4], exact[4])
     with pytest.raises(ValueError, match="n_targets"):
         loss_table(model, tokens, [4, 8], n_targets=53)
     with pytest.raises(ValueError, match="contexts"):
         loss_table(model, tokens, [0, 4])
     with pytest.raises(ValueError, match="stride"):
         loss_table(model, tokens, [4], stride=0)
+    with pytest.raises(ValueError, match="stride"):
+        loss_table(model, tokens, [4, 8], stride=5)

@@ -59,8 +59,8 @@ def _window_nats(model, windows: torch.Tensor, n_scored: int) -> torch.Tensor:
 
 @torch.no_grad()
 def loss_table(model, tokens: torch.Tensor, contexts: Sequence[int], *, n_targets: int = None,
-               stride: int = 1, batch_size: int = 64, progress: bool = False
-               ) -> Dict[int, torch.Tensor]:
+               stride: int = 1, batch_size: int = 64, max_window: int = None,
+               progress: bool = False) -> Dict[int, torch.Tensor]:
     """{c: per-target nats (T,)} with the history cut to c characters (chapter 7).
 
     Targets are tokens[s], tokens[s+1], ... tokens[s+T-1] with s = max(contexts): the same
@@ -75,15 +75,18 @@ def loss_table(model, tokens: torch.Tensor, contexts: Sequence[int], *, n_target
     * with memory the window is read the way the model was trained, in segments of L carrying
       memory M; every target still sees only the characters of its window, through whatever
       mix of current segment and memory the layout gives it.
-    `stride` trades exactness for time: one window scores `stride` consecutive targets, so
-    target j of a window sees c + j characters (c ... c + stride - 1). stride=1 is exact.
-    Cost: about T / stride * (c + stride) positions through the model for each c.
+    `max_window` caps the window of a model *without* memory (e.g. at its training L: the
+    absolute positions of a vanilla model beyond L were never trained); larger c reuse it.
+    `stride` trades exactness for time: one window of c characters scores its last `stride`
+    targets, so they see c - stride + 1 ... c characters (never more than c; stride <= the
+    smallest context). stride=1 is exact. Cost: about T / stride * c positions for each c.
+    Losses are float64 (T,) tensors.
     """
     contexts = sorted(int(c) for c in contexts)
     if not contexts or contexts[0] < 1:
         raise ValueError(f"contexts must be positive context lengths, got {contexts}")
-    if stride < 1:
-        raise ValueError(f"stride must be >= 1, got {stride}")
+    if not 1 <= stride <= contexts[0]:
+        raise ValueError(f"stride must be in 1 ... smallest context ({contexts[0]}), got {stride}")
     tokens = torch.as_tensor(tokens).reshape(-1)
     start = contexts[-1]
     available = tokens.shape[0] - start
@@ -99,12 +102,15 @@ def loss_table(model, tokens: torch.Tensor, contexts: Sequence[int], *, n_target
     groups = [(torch.arange(start, start + n_full * stride, stride, device=device), stride)]
     if T % stride:
         groups.append((torch.tensor([start + n_full * stride], device=device), T % stride))
+    no_memory = model.cfg.mem_len == 0
     for c in tqdm(contexts, disable=not progress, desc="contexts"):
+        w = min(c, max_window) if (no_memory and max_window) else c  # characters of history
         nats = torch.full((T,), float("nan"), dtype=torch.float64)
         for firsts, k in groups:  # firsts: (n,) first target of each window
             for lo in range(0, len(firsts), batch_size):
                 f = firsts[lo:lo + batch_size]  # (b,)
-                idx = f[:, None] - c + torch.arange(c + k, device=device)  # (b, c + k)
+                # the last target t0 + k - 1 sees exactly w characters, the first w - k + 1
+                idx = f[:, None] + k - 1 - w + torch.arange(w + 1, device=device)  # (b, w + 1)
                 out = _window_nats(model, tokens[idx], k)  # (b, k)
                 pos = (f - start)[:, None].cpu() + torch.arange(k)  # (b, k)
                 nats[pos.reshape(-1)] = out.reshape(-1)
