@@ -163,20 +163,22 @@ def _top(b: torch.Tensor, r: float) -> torch.Tensor:
 
 
 def relative_loss(losses: Losses, name: str, c: int, c2: int, r: float = 1.0) -> float:
-    """f_i(c, c'): the model's loss at c' on the hard targets, never worse than the baseline."""
+    """f_i(c, c'): loss at c' on the hard targets, never worse than the baseline."""
     check_losses(losses)
     if name not in losses:
         raise ValueError(f"unknown model {name!r}; the group has {list(losses)}")
     for ctx in (c, c2):
         if ctx not in losses[name]:
-            raise ValueError(f"context {ctx} was not measured; have {sorted(losses[name])}")
-    b = torch.stack([m[c].double() for m in losses.values()]).min(dim=0).values  # b(c, t)
+            raise ValueError(f"context {ctx} was not measured; "
+                             f"have {sorted(losses[name])}")
+    # b(c, t): the group's best loss at the short context, (T,)
+    b = torch.stack([m[c].double() for m in losses.values()]).min(dim=0).values
     T = _top(b, r)
     return torch.minimum(b[T], losses[name][c2].double()[T]).mean().item()
 
 
 def relative_gain(losses: Losses, name: str, c: int, c2: int, r: float = 1.0) -> float:
-    """g_i(c, c'): relative drop in perplexity from context c to c' (counted over b, chapter 7)."""
+    """g_i(c, c'): relative perplexity drop from c to c', over the baseline (ch. 7)."""
     f_cc = relative_loss(losses, name, c, c, r)
     f_cc2 = relative_loss(losses, name, c, c2, r)
     return (math.exp(f_cc) - math.exp(f_cc2)) / math.exp(f_cc)
@@ -185,15 +187,17 @@ def relative_gain(losses: Losses, name: str, c: int, c2: int, r: float = 1.0) ->
 def recl(losses: Losses, r: float = 1.0, threshold: float = 0.01) -> Dict[str, Recl]:
     """{model name: Recl(context, lower_bound)}: the paper's greedy walk (chapter 7).
 
-    Start at the smallest context c; while g_i(c, c + Delta) >= threshold move to c + Delta.
+    Start at the smallest context c; while g_i(c, c + Delta) >= threshold, move to
+    c + Delta.
     A walk that reaches the largest measured context is flagged `lower_bound=True`.
     """
     contexts = check_losses(losses)
     result = {}
     for name in losses:
         i = 0
-        while i + 1 < len(contexts) and \
-                relative_gain(losses, name, contexts[i], contexts[i + 1], r) >= threshold:
+        while i + 1 < len(contexts):
+            if relative_gain(losses, name, contexts[i], contexts[i + 1], r) < threshold:
+                break
             i += 1
         result[name] = Recl(contexts[i], i == len(contexts) - 1)
     return result
