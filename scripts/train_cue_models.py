@@ -31,7 +31,7 @@ CORPUS = dict(n_chars=1_000_000, seed=0, distances=DISTANCE, gap=(1, 6), names="
 
 
 def model_config(kind: str) -> ModelConfig:
-    mem = 32 if kind == "xl" else 0
+    mem = 32 if kind == "xl" else 0  # "rel0": relative positions, no memory
     return preset("book", n_layer=2, d_model=64, d_head=16, d_inner=256, dropout=0.0,
                   seg_len=32, mem_len=mem)
 
@@ -59,7 +59,9 @@ def save(path: str, model, meta: dict) -> None:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--kind", choices=["vanilla", "xl"], required=True)
+    p.add_argument("--kind", choices=["vanilla", "xl", "rel0"], required=True,
+                   help="vanilla: absolute, no memory; xl: relative, memory 32; rel0: relative, "
+                        "no memory")
     p.add_argument("--steps", type=int, default=5000, help="optimizer steps")
     p.add_argument("--lr", type=float, default=5e-3, help="peak learning rate")
     p.add_argument("--seed", type=int, default=0, help="torch seed")
@@ -77,7 +79,7 @@ def main(argv=None) -> int:
     cfg = model_config(a.kind)
     tc = TrainConfig(steps=a.steps, batch_size=16, lr=a.lr, warmup=50, seed=a.seed)
     torch.manual_seed(a.seed)
-    model = (TransformerXL if a.kind == "xl" else VanillaTransformer)(cfg)
+    model = (VanillaTransformer if a.kind == "vanilla" else TransformerXL)(cfg)
     streams, dep_streams = batchify(tokens, tc.batch_size), batchify(dep, tc.batch_size)
     opt = torch.optim.Adam(model.parameters(), lr=tc.lr)
     segs, dsegs, mems = iter_segments(streams, cfg.seg_len), iter_segments(dep_streams, cfg.seg_len), None
@@ -111,9 +113,11 @@ def main(argv=None) -> int:
                   f"{dep_sum / max(dep_n, 1):.3f} nats, {time.process_time() - t0:.0f} s CPU",
                   flush=True)
             dep_sum = dep_n = 0.0
-            meta = dict(kind=a.kind, config=asdict(cfg), train=asdict(tc), corpus=CORPUS,
+            # Plain types only, so that torch.load(..., weights_only=True) reads it back.
+            corpus = {k: list(v) if isinstance(v, tuple) else v for k, v in CORPUS.items()}
+            meta = dict(kind=a.kind, config=asdict(cfg), train=asdict(tc), corpus=corpus,
                         step=step + 1, command=" ".join(["python"] + sys.argv),
-                        commit=git_commit(), torch=torch.__version__)
+                        commit=git_commit(), torch=str(torch.__version__))
             save(path, model, meta)
     return 0
 
