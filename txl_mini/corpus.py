@@ -77,6 +77,8 @@ for _w in _SINGLE:
 _LONGEST = max(map(len, _SINGLE))
 assert all(k in _BY_LENGTH for k in range(1, _LONGEST + 1)), "need a word of every length"
 MIN_DISTANCE = 32  # a name (<= 12 letters), the longest lead-in, a one-word filler
+NAME_KINDS = ("syllables", "letters")  # made-up names from _SYLLABLES, or random letters a-z
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 _SYLLABLES = ("ka zor mil vex dra tul quin bor sel yam grik lo pha nev tas rum jo wex fen "
               "ostr ix ul ba zen thar cru vim ock del").split()
@@ -141,8 +143,9 @@ class OfflineCorpus:
 class _Writer:
     """Draws words and sentences from one seeded RNG, so a seed fixes the whole text."""
 
-    def __init__(self, seed: int):
+    def __init__(self, seed: int, names: str = "syllables", name_len: Tuple[int, int] = (5, 8)):
         self.rng = random.Random(seed)
+        self.names, self.name_len = names, name_len
 
     def fill(self, role_words: Sequence[str]) -> List[str]:
         choice = self.rng.choice
@@ -165,6 +168,8 @@ class _Writer:
         return " ".join(words)
 
     def name(self) -> str:
+        if self.names == "letters":  # every letter a fresh guess: only a copy can predict it
+            return "".join(self.rng.choice(_LETTERS) for _ in range(self.rng.randint(*self.name_len)))
         return "".join(self.rng.choice(_SYLLABLES) for _ in range(self.rng.randint(2, 3)))
 
     def planting(self, distance: int) -> Tuple[str, str, str]:
@@ -181,19 +186,30 @@ class _Writer:
 
 def make_offline_corpus(n_chars: int, *, seed: int = 0,
                         distances: Union[int, Iterable[int]] = (64, 256, 512),
-                        gap: Tuple[int, int] = (40, 200)) -> OfflineCorpus:
+                        gap: Tuple[int, int] = (40, 200), names: str = "syllables",
+                        name_len: Tuple[int, int] = (5, 8)) -> OfflineCorpus:
     """Exactly n_chars of English-like text with names repeated at known distances (Chapter 2).
 
     Plantings cycle through `distances` (so each gets about the same number) and are separated
     by ordinary sentences of a random length in `gap`. A single distance: `distances=300`.
+    `names="syllables"` (default) builds names from made-up syllables; `names="letters"` draws
+    each letter uniformly from a-z, `name_len` (min, max) letters long, so that every dependent
+    character is worth log2(26) = 4.7 bits to a model that copies it (chapters 2 and 4).
+    Letter names are at most name_len[1] letters, so distances down to name_len[1] + 3 work.
     """
     if n_chars < 0:
         raise ValueError(f"n_chars must be >= 0, got {n_chars}")
+    if names not in NAME_KINDS:
+        raise ValueError(f"names must be one of {NAME_KINDS}, got {names!r}")
+    if names == "letters" and not 2 <= name_len[0] <= name_len[1]:
+        raise ValueError(f"name_len must be (min, max) with 2 <= min <= max, got {name_len}")
     distances = (distances,) if isinstance(distances, int) else tuple(distances)
-    if not distances or min(distances) < MIN_DISTANCE:
-        raise ValueError(f"distances must be >= {MIN_DISTANCE} (a name plus filler), "
+    # A planting needs the name, two spaces and a filler word of at least one letter.
+    min_distance = MIN_DISTANCE if names == "syllables" else name_len[1] + 3
+    if not distances or min(distances) < min_distance:
+        raise ValueError(f"distances must be >= {min_distance} (a name plus filler), "
                          f"got {distances}")
-    w = _Writer(seed)
+    w = _Writer(seed, names, name_len)
     parts: List[str] = []
     deps: List[Dependency] = []
     pos = 0  # length of "".join(parts): tracked so cue and target positions are exact
@@ -214,10 +230,12 @@ def make_offline_corpus(n_chars: int, *, seed: int = 0,
 
 
 def offline_splits(n_chars: int, *, seed: int = 0,
-                   distances: Union[int, Iterable[int]] = (64, 256, 512)) -> Splits:
-    """The offline corpus as train / valid / test text, named "offline" (Chapter 2)."""
-    return split_text8(make_offline_corpus(n_chars, seed=seed, distances=distances).text,
-                       name="offline")
+                   distances: Union[int, Iterable[int]] = (64, 256, 512), **options) -> Splits:
+    """The offline corpus as train / valid / test text, named "offline" (Chapter 2).
+
+    `options` (gap, names, name_len) go to make_offline_corpus."""
+    return split_text8(make_offline_corpus(n_chars, seed=seed, distances=distances,
+                                           **options).text, name="offline")
 
 
 def write_offline_corpus(corpus: OfflineCorpus, path: Union[str, "os.PathLike[str]"],

@@ -1,0 +1,126 @@
+"""Train the two small models whose checkpoints chapters 2 and 4 load (issue 8's cue result).
+
+    python scripts/train_cue_models.py --steps 5000 --out book/checkpoints
+
+Both read the offline corpus with random-letter names repeated exactly DISTANCE characters
+later (txl_mini.corpus, names="letters"), with one torch thread and a fixed seed. Every
+--save-every steps the current weights go to OUT/cue_<kind>.pt (atomic), with the command,
+seed, step and git commit in the file, so an interrupted run still leaves a usable model.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict
+
+import torch
+
+from txl_mini.config import ModelConfig, preset
+from txl_mini.corpus import make_offline_corpus
+from txl_mini.data import CharVocab, batchify, iter_segments
+from txl_mini.model import TransformerXL, VanillaTransformer
+from txl_mini.train import TrainConfig, lr_at
+
+DISTANCE = 24  # the cue sits exactly this many characters before each dependent character
+CORPUS = dict(n_chars=1_000_000, seed=0, distances=DISTANCE, gap=(1, 6), names="letters",
+              name_len=(8, 12))
+
+
+def model_config(kind: str) -> ModelConfig:
+    mem = 32 if kind == "xl" else 0  # "rel0": relative positions, no memory
+    return preset("book", n_layer=2, d_model=64, d_head=16, d_inner=256, dropout=0.0,
+                  seg_len=32, mem_len=mem)
+
+
+def git_commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def save(path: str, model, meta: dict) -> None:
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), suffix=".part")
+    os.close(fd)
+    try:
+        torch.save({"state_dict": {k: v.float() for k, v in model.state_dict().items()},
+                    "meta": meta}, tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--kind", choices=["vanilla", "xl", "rel0"], required=True,
+                   help="vanilla: absolute, no memory; xl: relative, memory 32; rel0: relative, "
+                        "no memory")
+    p.add_argument("--steps", type=int, default=5000, help="optimizer steps")
+    p.add_argument("--lr", type=float, default=5e-3, help="peak learning rate")
+    p.add_argument("--seed", type=int, default=0, help="torch seed")
+    p.add_argument("--save-every", type=int, default=500, help="steps between checkpoints")
+    p.add_argument("--out", default="book/checkpoints", help="folder for cue_<kind>.pt")
+    a = p.parse_args(argv)
+    if not os.path.isdir(a.out):
+        print(f"error: output folder {a.out} does not exist", file=sys.stderr)
+        return 1
+    torch.set_num_threads(1)
+    corpus = make_offline_corpus(**CORPUS)
+    train_c = corpus.split()[0]
+    tokens = CharVocab().encode(train_c.text)
+    dep = train_c.dependent_mask()
+    cfg = model_config(a.kind)
+    tc = TrainConfig(steps=a.steps, batch_size=16, lr=a.lr, warmup=50, seed=a.seed)
+    torch.manual_seed(a.seed)
+    model = (VanillaTransformer if a.kind == "vanilla" else TransformerXL)(cfg)
+    streams, dep_streams = batchify(tokens, tc.batch_size), batchify(dep, tc.batch_size)
+    opt = torch.optim.Adam(model.parameters(), lr=tc.lr)
+    segs, dsegs, mems = iter_segments(streams, cfg.seg_len), iter_segments(dep_streams, cfg.seg_len), None
+    path = os.path.join(a.out, f"cue_{a.kind}.pt")
+    dep_sum = dep_n = 0.0
+    t0 = time.process_time()
+    for step in range(a.steps):
+        try:
+            x, y = next(segs)
+            _, dy = next(dsegs)
+        except StopIteration:
+            segs, dsegs, mems = (iter_segments(streams, cfg.seg_len),
+                                 iter_segments(dep_streams, cfg.seg_len), None)
+            x, y = next(segs)
+            _, dy = next(dsegs)
+        for g in opt.param_groups:
+            g["lr"] = lr_at(step, tc)
+        out = model(x, targets=y, mems=mems)
+        mems = out.mems
+        with torch.no_grad():
+            nll = torch.nn.functional.cross_entropy(out.logits.reshape(-1, cfg.vocab_size),
+                                                    y.reshape(-1), reduction="none")
+            dep_sum += nll[dy.reshape(-1)].sum().item()
+            dep_n += int(dy.sum())
+        opt.zero_grad(set_to_none=True)
+        out.loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), tc.clip)
+        opt.step()
+        if (step + 1) % a.save_every == 0 or step + 1 == a.steps:
+            print(f"step {step + 1}: loss {out.loss.item():.3f} nats, dependent "
+                  f"{dep_sum / max(dep_n, 1):.3f} nats, {time.process_time() - t0:.0f} s CPU",
+                  flush=True)
+            dep_sum = dep_n = 0.0
+            # Plain types only, so that torch.load(..., weights_only=True) reads it back.
+            corpus = {k: list(v) if isinstance(v, tuple) else v for k, v in CORPUS.items()}
+            meta = dict(kind=a.kind, config=asdict(cfg), train=asdict(tc), corpus=corpus,
+                        step=step + 1, command=" ".join(["python"] + sys.argv),
+                        commit=git_commit(), torch=str(torch.__version__))
+            save(path, model, meta)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
