@@ -35,6 +35,7 @@ from tqdm import tqdm
 
 from .config import ModelConfig
 from .model import TransformerXL, VanillaTransformer
+from .speed import _sync  # one CUDA sync helper for every timing in the package
 
 PAPER_SPEEDUP = {800: 363, 1800: 773, 2800: 1409, 3800: 1874}  # Dai et al. (2019), Table 9
 EVAL_LENS = (128, 512, 800, 1800, 2800, 3800)
@@ -115,11 +116,6 @@ def _malloc_trim() -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):
         pass  # not glibc: the RSS peaks then include freed memory the allocator kept
-
-
-def _sync(device):
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 def matmul_flops(device: torch.device, n: int, reps: int) -> tuple[float, float]:
