@@ -42,11 +42,6 @@ def lr_at(step: int, tc: TrainConfig) -> float:
     return tc.lr * 0.5 * (1.0 + math.cos(math.pi * progress))
 
 
-def default_device() -> torch.device:
-    """CUDA when present, else CPU."""
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-
-
 class NonFiniteLoss(FloatingPointError):
     """The loss of a step was NaN or infinite; raised before that step changes any weight."""
 
