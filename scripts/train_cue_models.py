@@ -1,6 +1,9 @@
 """Train the two small models whose checkpoints chapters 2 and 4 load (issue 8's cue result).
 
-    python scripts/train_cue_models.py --steps 5000 --out book/checkpoints
+The committed checkpoints came from (each file records its own command, seed and commit):
+
+    python scripts/train_cue_models.py --kind xl --steps 2000 --save-every 250
+    python scripts/train_cue_models.py --kind vanilla --steps 10000 --save-every 1000
 
 Both read the offline corpus with random-letter names repeated exactly DISTANCE characters
 later (txl_mini.corpus, names="letters"), with one torch thread and a fixed seed. Every

@@ -191,3 +191,15 @@ def test_ci_runs_exactly_the_readme_commands():
         capture_output=True, text=True, check=True, timeout=60,
     ).stdout.splitlines()
     assert out == [README_COMMANDS["test"], README_COMMANDS["build"]]
+
+
+@nb_param
+def test_colab_cell_fetches_every_checkpoint_the_notebook_loads(nb):
+    # Colab installs only the package; files under book/checkpoints must be fetched by the
+    # notebook's first cell, from the book's repository, or the load fails there.
+    code = _code_cells(nb)
+    first, rest = _source(code[0]), "\n".join(_source(c) for c in code[1:])
+    for name in sorted(set(re.findall(r"checkpoints/(\w+\.pt)", rest))):
+        assert (BOOK / "checkpoints" / name).is_file(), name
+        assert name in first, f"the Colab cell does not fetch checkpoints/{name}"
+        assert CONFIG["repository"]["url"] + "/raw/main/book/checkpoints/" in first
