@@ -61,10 +61,13 @@ def test_quick_bench_runs_and_writes_sane_json(tmp_path):
         assert shares["other"] < shares["linear"], (name, shares)
 
 
-def test_bad_arguments_give_one_line_and_nonzero_exit(tmp_path):
-    proc = _bench("--long-segments", "5", "--json", str(tmp_path / "x.json"))
+@pytest.mark.parametrize("bad", [["--long-segments", "5"], ["--device", "mps"],
+                                 ["--device", "nonsense"]])
+def test_bad_arguments_give_one_line_and_nonzero_exit(tmp_path, bad):
+    proc = _bench(*bad, "--json", str(tmp_path / "x.json"))
     assert proc.returncode != 0
     assert proc.stderr.strip().startswith("error:") and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "x.json").exists()
 
 

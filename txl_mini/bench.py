@@ -52,7 +52,11 @@ def main(argv=None) -> int:
     ap.add_argument("--no-progress", action="store_true", help="no progress bars")
     args = ap.parse_args(argv)
     try:
+        # not trainopts.pick_device: its "auto" also picks Apple's MPS, which the timings here
+        # cannot synchronise (speed._sync knows CUDA only), so MPS would time queued kernels
         device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        if device.type not in ("cpu", "cuda"):
+            raise ValueError(f"--device {args.device}: the bench times cpu or cuda only")
         if device.type == "cuda" and not torch.cuda.is_available():
             raise ValueError("--device cuda but CUDA is not available")
     except (RuntimeError, ValueError) as e:
