@@ -22,7 +22,8 @@ def _bench(*args, tmp_path=None):
 def test_quick_bench_runs_and_writes_sane_json(tmp_path):
     path = tmp_path / "bench.json"
     proc = _bench("--quick", "--rounds", "1", "--steps", "1", "--max-attn-len", "128",
-                  "--long-segments", "40", "--no-progress", "--profile", "--json", str(path))
+                  "--long-segments", "40", "--eval-batch", "2", "--no-progress", "--profile",
+                  "--json", str(path))
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "device: cpu" in proc.stdout and "torch threads: 1" in proc.stdout
     assert "fast / reference" in proc.stdout
@@ -45,6 +46,7 @@ def test_quick_bench_runs_and_writes_sane_json(tmp_path):
     e = r["eval"][0]
     assert e["speedup"] == pytest.approx(e["vanilla_s_per_char"] / e["xl_s_per_char"])
     assert e["xl_s_per_char"] > 0 and e["peak_mem_mib"] > 0
+    assert e["batch_size"] == 2 and "batch 2" in proc.stdout  # --eval-batch, equal for both
     f = r["memory_flatness"]
     assert (f["segments_short"], f["segments_long"]) == (20, 40)
     assert f["ratio"] == pytest.approx(f["peak_long_mib"] / f["peak_short_mib"])
@@ -62,7 +64,7 @@ def test_quick_bench_runs_and_writes_sane_json(tmp_path):
 
 
 @pytest.mark.parametrize("bad", [["--long-segments", "5"], ["--device", "mps"],
-                                 ["--device", "nonsense"]])
+                                 ["--device", "nonsense"], ["--eval-batch", "0"]])
 def test_bad_arguments_give_one_line_and_nonzero_exit(tmp_path, bad):
     proc = _bench(*bad, "--json", str(tmp_path / "x.json"))
     assert proc.returncode != 0

@@ -40,6 +40,8 @@ def main(argv=None) -> int:
     ap.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
     ap.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     ap.add_argument("--batch", type=int, default=16, help="training batch size")
+    ap.add_argument("--eval-batch", type=int, default=1,
+                    help="evaluation batch size, the same for XL and the vanilla window")
     ap.add_argument("--rounds", type=int, default=None, help="interleaved timing rounds")
     ap.add_argument("--steps", type=int, default=None, help="training steps per round")
     ap.add_argument("--max-attn-len", type=int, default=None,
@@ -62,8 +64,9 @@ def main(argv=None) -> int:
     except (RuntimeError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    if min(args.threads, args.batch, args.long_segments) < 1 or args.long_segments < 20:
-        print("error: --threads, --batch must be >= 1 and --long-segments >= 20", file=sys.stderr)
+    if min(args.threads, args.batch, args.eval_batch) < 1 or args.long_segments < 20:
+        print("error: --threads, --batch, --eval-batch must be >= 1 and --long-segments >= 20",
+              file=sys.stderr)
         return 2
     if args.profile and device.type != "cpu":
         print("error: --profile splits CPU time: use it with --device cpu", file=sys.stderr)
@@ -90,7 +93,7 @@ def main(argv=None) -> int:
     ceil1 = matmul_flops(device, n, 3 if args.quick else 5)
     # smallest memory needs first, so that every peak-memory reading starts from a low RSS
     flat = memory_flatness(device, 20, args.long_segments, amp, progress)
-    evals = bench_eval(lens, device, amp_dtype, args.quick, progress)
+    evals = bench_eval(lens, device, amp_dtype, args.quick, progress, args.eval_batch)
     train = bench_training(cfg, batch, device, rounds, steps, amp, args.compile, progress)
     ceil2 = matmul_flops(device, n, 3)
     prof = profile_step(cfg, batch, device, progress) if args.profile else None
@@ -154,7 +157,8 @@ def format_report(r: dict) -> str:
     lines.append(f"matmul ceiling {r['matmul_flop_per_s'] / 1e9:.1f} GFLOP/s wall, "
                  f"{r['matmul_flop_per_cpu_s'] / 1e9:.1f} per CPU s; MFU by CPU time: "
                  + ", ".join(f"{k} {v:.1%}" for k, v in mc.items()))
-    lines.append("evaluation (book widths), seconds per predicted character:")
+    lines.append(f"evaluation (book widths, batch {r['eval'][0]['batch_size']}), "
+                 "seconds per predicted character:")
     lines.append(f"{'attn len':>8}{'XL ms/char':>12}{'vanilla ms/char':>17}{'speed-up':>10}"
                  f"{'paper':>8}{'peak MiB':>10}{'rise':>7}")
     for e in r["eval"]:
