@@ -1,7 +1,8 @@
 """Where a training step's time goes, by torch.profiler: `python -m txl_mini.bench --profile`.
 
 The bench's ratios say how fast; this says why (ch. 6). One training step (forward, backward,
-Adam) of each model is profiled and its CPU time split into:
+Adam) of each model is profiled and its time split into (op times are the profiler's
+CPU-side times: wall-clock on this thread, so other processes sharing the CPU inflate them):
 
 - linear: every nn.Linear / F.linear matmul with its bias (projections W_q, [W_ke; W_v],
   W_kr R, W_o, the two feed-forward layers and the output softmax layer), forward and backward;
@@ -64,7 +65,7 @@ def _forward_category(ev) -> str:
 
 
 def _categorise(events) -> dict:
-    """Seconds of CPU time per category, from the top-level events of one profiled step."""
+    """Seconds per category, from the top-level events of one profiled step."""
     seq = {}  # forward sequence number -> category of the op that made the autograd node
     for ev in events:
         if ev.sequence_nr >= 0 and not ev.name.startswith(("autograd::", "torch::autograd")) \
@@ -92,7 +93,7 @@ def _categorise(events) -> dict:
 
 
 def profile_step(cfg, batch: int, device, progress: bool = False) -> dict:
-    """{model: {category: CPU seconds, "step_s": traced wall seconds of the step}}.
+    """{model: {category: seconds, "step_s": traced wall seconds of the step}}.
 
     One training step per model of `training_models(cfg)`, after two untimed warm-up steps
     (memory full, caches and allocator settled). Meant for one thread on a CPU: on a GPU the
@@ -129,7 +130,7 @@ def format_profile(prof: dict) -> str:
 
     "untraced" is step time outside every op (Python between ops, the profiler's own cost).
     """
-    lines = ["where a training step's time goes (torch.profiler, CPU time, one step):",
+    lines = ["where one training step's time goes (torch.profiler, share of the step):",
              f"{'model':<13}{'step s':>7}" + "".join(f"{c[:9]:>10}" for c in CATEGORIES)
              + f"{'untraced':>9}"]
     for name, p in prof.items():
