@@ -19,31 +19,32 @@ part free, the reference step could get at most t_ref / (t_ref - attention_ref) 
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 from torch.profiler import ProfilerActivity, profile, record_function
 from tqdm import tqdm
 
+from .attention import MultiHeadAttention
 from .bench_train import Trainer, training_models
 
 CATEGORIES = ("linear", "attention", "dropout", "layernorm", "optimizer", "other")
 _ATTN = "txl_mini.attention"  # label of the attention module's forward in the trace
 
 
+def _enter_label(mod, args):
+    mod._prof_label = record_function(_ATTN)
+    mod._prof_label.__enter__()
+
+
+def _exit_label(mod, args, out):
+    mod._prof_label.__exit__(None, None, None)
+
+
 def _label_attention(model) -> list:
     """Wrap every attention module's forward in a record_function label; returns the hooks."""
-    from .attention import MultiHeadAttention
-
-    hooks = []
-    for m in model.modules():
-        if isinstance(m, MultiHeadAttention):
-            def pre(mod, args):
-                mod._prof_rf = record_function(_ATTN)
-                mod._prof_rf.__enter__()
-
-            def post(mod, args, out):
-                mod._prof_rf.__exit__(None, None, None)
-
-            hooks += [m.register_forward_pre_hook(pre), m.register_forward_hook(post)]
-    return hooks
+    return [hook for m in model.modules() if isinstance(m, MultiHeadAttention)
+            for hook in (m.register_forward_pre_hook(_enter_label),
+                         m.register_forward_hook(_exit_label))]
 
 
 def _forward_category(ev) -> str:
@@ -102,7 +103,7 @@ def profile_step(cfg, batch: int, device, progress: bool = False) -> dict:
     res = {}
     for name, (model, _) in tqdm(training_models(cfg).items(), desc="profile",
                                  disable=not progress):
-        tr = Trainer(model, cfg, batch, device, _NoAmp, False)
+        tr = Trainer(model, cfg, batch, device, nullcontext, False)  # no autocast on a CPU
         for _ in range(2):
             tr.step()
         hooks = _label_attention(tr.model)
@@ -115,14 +116,6 @@ def profile_step(cfg, batch: int, device, progress: bool = False) -> dict:
         res[name]["step_s"] = (max(e.time_range.end for e in events)
                                - min(e.time_range.start for e in events)) / 1e6
     return res
-
-
-class _NoAmp:  # a callable returning a context manager, like bench's amp(); CPU: no autocast
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 def format_profile(prof: dict) -> str:
