@@ -46,7 +46,7 @@ def test_quick_bench_runs_and_writes_sane_json(tmp_path):
     e = r["eval"][0]
     assert e["speedup"] == pytest.approx(e["vanilla_s_per_char"] / e["xl_s_per_char"])
     assert e["xl_s_per_char"] > 0 and e["peak_mem_mib"] > 0
-    assert e["batch_size"] == 2 and "batch 2" in proc.stdout  # --eval-batch, equal for both
+    assert e["batch_size"] == r["eval_batch"] == 2 and "batch 2" in proc.stdout  # --eval-batch
     f = r["memory_flatness"]
     assert (f["segments_short"], f["segments_long"]) == (20, 40)
     assert f["ratio"] == pytest.approx(f["peak_long_mib"] / f["peak_short_mib"])

@@ -105,6 +105,7 @@ def main(argv=None) -> int:
         "device": str(device), "device_name": name, "threads": torch.get_num_threads(),
         "torch": torch.__version__, "autocast": str(amp_dtype), "compile": args.compile,
         "quick": args.quick, "train_config": cfg.__dict__, "batch": batch,
+        "eval_batch": args.eval_batch,
         "train": train,
         "ratios": {"fast_over_reference": fast / ref,
                    "xl_step_over_vanilla_step": van / fast,
@@ -157,7 +158,7 @@ def format_report(r: dict) -> str:
     lines.append(f"matmul ceiling {r['matmul_flop_per_s'] / 1e9:.1f} GFLOP/s wall, "
                  f"{r['matmul_flop_per_cpu_s'] / 1e9:.1f} per CPU s; MFU by CPU time: "
                  + ", ".join(f"{k} {v:.1%}" for k, v in mc.items()))
-    lines.append(f"evaluation (book widths, batch {r['eval'][0]['batch_size']}), "
+    lines.append(f"evaluation (book widths, batch {r['eval_batch']}), "
                  "seconds per predicted character:")
     lines.append(f"{'attn len':>8}{'XL ms/char':>12}{'vanilla ms/char':>17}{'speed-up':>10}"
                  f"{'paper':>8}{'peak MiB':>10}{'rise':>7}")
