@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from txl_mini.bench import train_flops_per_token
+from txl_mini.bench_profile import CATEGORIES
+from txl_mini.bench_train import train_flops_per_token
 from txl_mini.config import ModelConfig
 
 
@@ -21,7 +22,8 @@ def _bench(*args, tmp_path=None):
 def test_quick_bench_runs_and_writes_sane_json(tmp_path):
     path = tmp_path / "bench.json"
     proc = _bench("--quick", "--rounds", "1", "--steps", "1", "--max-attn-len", "128",
-                  "--long-segments", "40", "--no-progress", "--json", str(path))
+                  "--long-segments", "40", "--eval-batch", "2", "--no-progress", "--profile",
+                  "--json", str(path))
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "device: cpu" in proc.stdout and "torch threads: 1" in proc.stdout
     assert "fast / reference" in proc.stdout
@@ -44,16 +46,30 @@ def test_quick_bench_runs_and_writes_sane_json(tmp_path):
     e = r["eval"][0]
     assert e["speedup"] == pytest.approx(e["vanilla_s_per_char"] / e["xl_s_per_char"])
     assert e["xl_s_per_char"] > 0 and e["peak_mem_mib"] > 0
+    assert e["batch_size"] == r["eval_batch"] == 2 and "batch 2" in proc.stdout  # --eval-batch
     f = r["memory_flatness"]
     assert (f["segments_short"], f["segments_long"]) == (20, 40)
     assert f["ratio"] == pytest.approx(f["peak_long_mib"] / f["peak_short_mib"])
     assert r["threads"] == 1 and r["device"] == "cpu"
+    assert "Amdahl" in proc.stdout
+    for name, p in r["profile"].items():  # one profiled training step per model
+        shares = {c: p[c] / p["step_s"] for c in CATEGORIES}
+        assert all(v >= 0 for v in shares.values()), (name, shares)
+        assert 0.5 < sum(shares.values()) <= 1.0, (name, shares)  # ops cover most of the step
+        for c in ("linear", "attention", "optimizer"):
+            assert shares[c] > 0.01, (name, c, shares)
+        # backward ops are charged to their forward op: if that failed, the matmuls'
+        # gradients would land in "other"
+        assert shares["other"] < shares["linear"], (name, shares)
 
 
-def test_bad_arguments_give_one_line_and_nonzero_exit(tmp_path):
-    proc = _bench("--long-segments", "5", "--json", str(tmp_path / "x.json"))
+@pytest.mark.parametrize("bad", [["--long-segments", "5"], ["--device", "mps"],
+                                 ["--device", "nonsense"], ["--eval-batch", "0"]])
+def test_bad_arguments_give_one_line_and_nonzero_exit(tmp_path, bad):
+    proc = _bench(*bad, "--json", str(tmp_path / "x.json"))
     assert proc.returncode != 0
     assert proc.stderr.strip().startswith("error:") and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "x.json").exists()
 
 
