@@ -7,8 +7,9 @@ The committed checkpoints came from (each file records its own command, seed and
 
 Both read the offline corpus with random-letter names repeated exactly DISTANCE characters
 later (txl_mini.corpus, names="letters"), with one torch thread and a fixed seed. Every
---save-every steps the current weights go to OUT/cue_<kind>.pt (atomic), with the command,
-seed, step and git commit in the file, so an interrupted run still leaves a usable model.
+--save-every steps the current weights go to OUT/cue_<kind>.pt (txl_mini.checkpoint, atomic),
+with the command, seed, step and git commit in its meta, so an interrupted run still leaves a
+usable model. Load one with `txl_mini.checkpoint.load_checkpoint`.
 """
 from __future__ import annotations
 
@@ -16,12 +17,12 @@ import argparse
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import asdict
 
 import torch
 
+from txl_mini.checkpoint import save_checkpoint
 from txl_mini.config import ModelConfig, preset
 from txl_mini.corpus import make_offline_corpus
 from txl_mini.data import CharVocab, batchify, iter_segments
@@ -45,18 +46,6 @@ def git_commit() -> str:
                               check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
-
-
-def save(path: str, model, meta: dict) -> None:
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), suffix=".part")
-    os.close(fd)
-    try:
-        torch.save({"state_dict": {k: v.float() for k, v in model.state_dict().items()},
-                    "meta": meta}, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def main(argv=None) -> int:
@@ -118,10 +107,10 @@ def main(argv=None) -> int:
             dep_sum = dep_n = 0.0
             # Plain types only, so that torch.load(..., weights_only=True) reads it back.
             corpus = {k: list(v) if isinstance(v, tuple) else v for k, v in CORPUS.items()}
-            meta = dict(kind=a.kind, config=asdict(cfg), train=asdict(tc), corpus=corpus,
-                        step=step + 1, command=" ".join(["python"] + sys.argv),
-                        commit=git_commit(), torch=str(torch.__version__))
-            save(path, model, meta)
+            meta = dict(kind=a.kind, train=asdict(tc), corpus=corpus, step=step + 1,
+                        command=" ".join(["python"] + sys.argv), commit=git_commit(),
+                        torch=str(torch.__version__))
+            save_checkpoint(path, model, meta)  # atomic; load with load_checkpoint
     return 0
 
 
