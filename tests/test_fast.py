@@ -10,6 +10,8 @@ import pytest
 import torch
 
 from txl_mini.config import preset
+from txl_mini.attention import MultiHeadAttention
+from txl_mini.fast_attention import FastAttention
 from txl_mini.model import TransformerXL, VanillaTransformer
 
 TOL = {torch.float32: 1e-5, torch.float64: 1e-10}
@@ -85,26 +87,46 @@ def test_fast_equals_reference(case, train, dtype):
 
 
 def test_fast_path_really_differs_in_code():
-    """The switch is real: only the fast model runs _fast_forward; both have the same names."""
+    """The switch is real: only the fast model runs FastAttention.forward; same names."""
     cfg = preset("tiny", dropout=0.0)
     fast, ref = pair(cfg, torch.float32)
-    assert [n for n, _ in fast.named_parameters()] == [n for n, _ in ref.named_parameters()]
-    assert all(b.attn.fast for b in fast.blocks) and not any(b.attn.fast for b in ref.blocks)
+    assert [n for n, _ in fast.named_parameters()] == [
+        n for n, _ in ref.named_parameters()
+    ]
+    assert all(type(b.attn) is FastAttention for b in fast.blocks)
+    assert all(type(b.attn) is MultiHeadAttention for b in ref.blocks)
     called = []
-    orig = type(fast.blocks[0].attn)._fast_forward
+    orig = FastAttention.forward
 
     def spy(self, *a):
-        called.append(self.fast)
+        called.append(type(self))
         return orig(self, *a)
 
-    type(fast.blocks[0].attn)._fast_forward = spy
+    FastAttention.forward = spy
     try:
         x = torch.randint(0, cfg.vocab_size, (2, cfg.seg_len))
         fast(x)
         ref(x)
     finally:
-        type(fast.blocks[0].attn)._fast_forward = orig
-    assert called == [True] * cfg.n_layer  # the fast model only
+        FastAttention.forward = orig
+    assert called == [FastAttention] * cfg.n_layer  # the fast model only
+
+
+def test_readable_path_runs_rel_shift_and_fast_path_does_not(monkeypatch):
+    """Chapter 5's claim: the readable model calls rel_shift once per layer; the fused
+    path does the same shift as a view of its own matmul, without calling it."""
+    import txl_mini.attention as attention
+
+    calls = []
+    real = attention.rel_shift
+    monkeypatch.setattr(attention, "rel_shift", lambda x: calls.append(1) or real(x))
+    cfg = preset("tiny", dropout=0.0)
+    fast, ref = pair(cfg, torch.float32)
+    x = torch.randint(0, cfg.vocab_size, (2, cfg.seg_len))
+    fast(x)
+    assert calls == []
+    ref(x)
+    assert len(calls) == cfg.n_layer
 
 
 def test_untie_r_false_shares_u_v_in_fast_path():

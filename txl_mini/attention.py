@@ -1,5 +1,9 @@
 """Attention over [memory; segment]: causal mask, efficient shift, terms a-d (ch. 3-5).
 
+This is the readable path, written as the chapters teach it. The fused path that the
+models run by default (`ModelConfig.fast_attn`) lives in `fast_attention.py`; the tests
+prove the two equal.
+
 Shapes: B batch, L queries (the segment), M memory, K = M + L keys, H heads, D head dim,
 C d_model. All logits are laid out (B, H, L, K): query i of the segment sits at key
 position M + i.
@@ -86,10 +90,15 @@ def naive_rel_term(q: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
     return scores.masked_fill(dist < 0, 0.0)
 
 
+def attention_probs(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Masked softmax over keys, as the model computes it: (B, H, L, K) in and out."""
+    return F.softmax(logits.masked_fill(mask, float("-inf")), dim=-1)
+
+
 class MultiHeadAttention(nn.Module):
     """Multi-head attention over [memory; segment], relative or absolute (ch. 4).
 
-    Relative (Dai et al., 2019, Eq. for A^rel_{i,j}):
+    Relative (Dai et al., 2019, Section 3.3, the equation for A^rel_{i,j}):
         A_ij = q_i.k_j (a) + q_i.W_kr R_{i-j} (b) + u.k_j (c) + v.W_kr R_{i-j} (d)
     with q_i = W_q E_xi, k_j = W_kE E_xj.
     Absolute: A_ij = q_i.k_j (positions were added to E).
@@ -111,10 +120,13 @@ class MultiHeadAttention(nn.Module):
         self.drop_att = nn.Dropout(cfg.dropatt)
         self.drop = nn.Dropout(cfg.dropout)
         self.scale = 1.0 / math.sqrt(D)
-        self.fast = cfg.fast_attn  # False: the readable path below (_project, _logits)
 
-    def _project(self, h, mem, R):
-        """q (B, L, H, D), k and values (B, K, H, D), r (K, H, D) or None."""
+    def project(self, h, mem, R):
+        """q (B, L, H, D); keys and values (B, K, H, D); r = W_kr R (K, H, D) or None.
+
+        Queries come from the segment only; keys and values also from the memory, which
+        is how the segment reads the past (chapter 3).
+        """
         B, L, _ = h.shape
         H, D = self.n_head, self.d_head
         cat = torch.cat([mem, h], dim=1)  # (B, K, C)
@@ -124,103 +136,33 @@ class MultiHeadAttention(nn.Module):
         r = self.W_kr(R).view(-1, H, D) if self.relative else None  # (K, H, D)
         return q, k, values, r
 
-    def _logits(self, q, k, r):
-        """Unmasked, scaled logits (B, H, L, K): the path the model actually runs."""
+    def scores(self, q, k, r):
+        """Unmasked, scaled logits (B, H, L, K): (a)+(c) and (b)+(d), two products."""
         if not self.relative:
             return torch.einsum("blhd,bkhd->bhlk", q, k) * self.scale
-        # terms (a) + (c) in one matmul
+        # terms (a) + (c) in one matmul: (q_i + u) . k_j
         ac = torch.einsum("blhd,bkhd->bhlk", q + self.u, k)
-        bd = rel_shift(torch.einsum("blhd,khd->bhlk", q + self.v, r))  # terms (b) + (d)
+        # terms (b) + (d): (q_i + v) . W_kr R, against R's rows, then shifted to R_{i-j}
+        bd = rel_shift(torch.einsum("blhd,khd->bhlk", q + self.v, r))
         return (ac + bd) * self.scale
 
     def forward(self, h, mem, R, mask):
         """h (B, L, C), mem (B, M, C), R (K, C) or None, mask (L, K) -> (B, L, C)."""
-        if self.fast:
-            return self._fast_forward(h, mem, R, mask)
         B, L, _ = h.shape
-        q, k, values, r = self._project(h, mem, R)
-        # (B, H, L, K)
-        prob = self.drop_att(attention_probs(self._logits(q, k, r), mask))
-        # (B, L, H*D)
-        out = torch.einsum("bhlk,bkhd->blhd", prob, values).reshape(B, L, -1)
-        return self.drop(self.W_o(out))  # (B, L, C)
-
-    def _fast_forward(self, h, mem, R, mask):
-        """Same function as the readable path, in fewer, fused kernels (bench, ch. 6).
-
-        - keys and values come from ONE matmul with [W_ke; W_v] (concatenated in the
-          forward, so parameters and state_dict keys stay those of the readable path);
-          queries need only the L segment rows, so W_q runs on h alone rather than on
-          [mem; h].
-        - Head-first layouts (H, B, ...): (b) + (d) is then ONE matmul per head over all
-          B * L queries, against R's rows with a zero row in front, so that its output
-          already holds rel_shift's pad column and rel_shift's re-reading is a free view
-          (no copy).
-        - (a) + (c) (u goes into the query, as in _logits), the causal mask, the softmax
-          and the sum over values: scaled_dot_product_attention with the shifted
-          (b) + (d) and the mask as additive float bias. Exception: training on a CPU,
-          where the bias needs a gradient and PyTorch falls back to a generic SDPA that
-          checks for fully masked rows (extra passes over (H, B, L, K)); there one fused
-          baddbmm (bias + q k^T), an in-place mask and a softmax are faster (measured
-          with txl_mini.bench).
-        """
-        B, L, _ = h.shape
-        H, D = self.n_head, self.d_head
-        M = mem.shape[1]
-        K = M + L
-        cat = torch.cat([mem, h], dim=1) if M else h  # (B, K, C)
-        w_kv = torch.cat([self.W_ke.weight, self.W_v.weight])  # (2*H*D, C)
-        # (2, H, B, K, D)
-        kv = F.linear(cat, w_kv).view(B, K, 2, H, D).permute(2, 3, 0, 1, 4)
-        k, values = kv[0], kv[1]  # (H, B, K, D) views
-        q = self.W_q(h).view(B, L, H, D)
-        p_drop = self.drop_att.p if self.training else 0.0
-        if not self.relative:
-            qh = q.permute(2, 0, 1, 3)  # (H, B, L, D)
-            out = F.scaled_dot_product_attention(
-                qh, k, values, attn_mask=~mask, dropout_p=p_drop
-            )
-            return self._fast_out(out)
-        r = F.linear(R, self.W_kr.weight).view(K, H, D)
-        # (H, D, K+1), row 0 is zero
-        r_pad = F.pad(r, (0, 0, 0, 0, 1, 0)).permute(1, 2, 0)
-        qv = ((q + self.v) * self.scale).permute(2, 0, 1, 3).reshape(H, B * L, D)
-        bd = torch.bmm(qv, r_pad)  # (H, B*L, K+1): column 0 is rel_shift's pad
-        bd = bd.view(H, B, K + 1, L)[:, :, 1:].view(H, B, L, K)  # rel_shift, as a view
-        qu = (q + self.u).permute(2, 0, 1, 3)  # (H, B, L, D): (a) + (c) in one product
-        # by mode, not grad: same numbers either way
-        if self.training and h.device.type == "cpu":
-            logits = torch.baddbmm(
-                bd.reshape(H * B, L, K),
-                qu.reshape(H * B, L, D),
-                k.reshape(H * B, K, D).transpose(1, 2),
-                alpha=self.scale,
-            )
-            prob = self.drop_att(
-                F.softmax(logits.masked_fill_(mask, float("-inf")), dim=-1)
-            )
-            out = torch.bmm(prob, values.reshape(H * B, K, D)).view(H, B, L, D)
-        else:
-            bias = bd.masked_fill(mask, float("-inf"))  # (H, B, L, K)
-            out = F.scaled_dot_product_attention(qu, k, values, attn_mask=bias,
-                                                 dropout_p=p_drop, scale=self.scale)
-        return self._fast_out(out)
-
-    def _fast_out(self, out):
-        """(H, B, L, D) attention output -> (B, L, C) through W_o."""
-        H, B, L, D = out.shape
-        out = out.permute(1, 2, 0, 3).reshape(B, L, H * D)  # (B, L, H*D)
-        return self.drop(self.W_o(out))  # (B, L, C)
+        q, k, values, r = self.project(h, mem, R)
+        prob = self.drop_att(attention_probs(self.scores(q, k, r), mask))  # (B, H, L, K)
+        out = torch.einsum("bhlk,bkhd->blhd", prob, values)  # (B, L, H, D)
+        return self.drop(self.W_o(out.reshape(B, L, -1)))  # (B, L, C)
 
     def terms(self, h, mem, R) -> dict[str, torch.Tensor]:
         """The four terms of A^rel, each (B, H, L, K), unscaled and unmasked (ch. 4).
 
-        Also returns "logits", the model's own efficient computation, so that a reader
-        can check (a + b + c + d) / sqrt(D) == logits on the visible (causal) entries.
+        Also returns "logits" from `scores`, so that a reader can check
+        (a + b + c + d) / sqrt(D) == logits on the visible (causal) entries.
         """
         if not self.relative:
             raise ValueError("terms a-d exist only for pos_enc='relative'")
-        q, k, _, r = self._project(h, mem, R)
+        q, k, _, r = self.project(h, mem, R)
         u = self.u.expand_as(q)  # (B, L, H, D): the same u for every query position
         v = self.v.expand_as(q)
         return {
@@ -228,10 +170,5 @@ class MultiHeadAttention(nn.Module):
             "b": naive_rel_term(q, r),  # content-dependent position bias
             "c": torch.einsum("blhd,bkhd->bhlk", u, k),  # global content bias
             "d": naive_rel_term(v, r),  # global position bias
-            "logits": self._logits(q, k, r),
+            "logits": self.scores(q, k, r),
         }
-
-
-def attention_probs(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Masked softmax over keys, as the model computes it: (B, H, L, K) in and out."""
-    return F.softmax(logits.masked_fill(mask, float("-inf")), dim=-1)

@@ -15,6 +15,7 @@ import torch.nn.functional as F
 
 from .attention import MultiHeadAttention, causal_mask
 from .config import ModelConfig
+from .fast_attention import FastAttention
 from .positional import absolute_encoding, relative_encoding
 
 
@@ -27,6 +28,24 @@ class ModelOutput:
     loss: Optional[torch.Tensor] = None
     # per layer (B, M, C), detached; [] without memory
     mems: list = field(default_factory=list)
+
+
+def update_mems(mems, hiddens, mem_len: int) -> list:
+    """New memory per layer: the last `mem_len` of [old memory; the new states] (ch. 3).
+
+    detach() is the paper's stop-gradient SG(.): gradients never flow into past
+    segments, so training runs no backward pass through them. The cost is not
+    independent of the memory, though: the current segment still attends to K = M + L
+    keys, forward and backward, so a training step still costs more as M grows.
+    """
+    if mem_len == 0:
+        return []
+    # clone(): the memory holds its own M rows, not a view that keeps every
+    # (B, M + L, C) concatenation alive
+    return [
+        torch.cat([m.to(h.dtype), h.detach()], dim=1)[:, -mem_len:].clone()
+        for m, h in zip(mems, hiddens)
+    ]
 
 
 class FeedForward(nn.Module):
@@ -51,7 +70,8 @@ class Block(nn.Module):
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
-        self.attn = MultiHeadAttention(cfg)
+        # the one place the fused path is chosen; both have the same parameters
+        self.attn = (FastAttention if cfg.fast_attn else MultiHeadAttention)(cfg)
         self.ff = FeedForward(cfg)
         self.ln_attn = nn.LayerNorm(cfg.d_model)
         self.ln_ff = nn.LayerNorm(cfg.d_model)
@@ -116,36 +136,21 @@ class TransformerXL(nn.Module):
         cfg = self.cfg
         B, L = idx.shape
         mem_len = cfg.mem_len if mem_len is None else mem_len
-        if not mems:
-            mems = [
-                idx.new_zeros(B, 0, cfg.d_model, dtype=torch.float) for _ in self.blocks
-            ]
+        h = self.embed(idx) * self.emb_scale  # (B, L, C)
+        if not mems:  # the first segment remembers nothing
+            mems = [h.new_zeros(B, 0, cfg.d_model) for _ in self.blocks]
         M = mems[0].shape[1]
         K = M + L
 
-        h = self.embed(idx) * self.emb_scale  # (B, L, C)
-        window = max(mem_len, 1) if cfg.same_length else 0
-        if cfg.fast_attn:
-            R, U, mask = self._static(L, M, window, idx.device, h.dtype)
-        else:
-            R = U = None
-        if cfg.pos_enc == "relative":
-            if R is None:
-                R = relative_encoding(
-                    K, cfg.d_model, cfg.clamp_len, idx.device, h.dtype
-                )  # (K, C)
-            R = self.drop(R)
-        else:
-            U = (
-                absolute_encoding(L, cfg.d_model, idx.device, h.dtype)
-                if U is None
-                else U
-            )
-            h = h + U  # same U every segment
-            R = None
+        R = None
+        if cfg.pos_enc == "relative":  # positions enter only through R (chapter 4)
+            R = relative_encoding(K, cfg.d_model, cfg.clamp_len, idx.device, h.dtype)
+            R = self.drop(R)  # (K, C)
+        else:  # the vanilla way: the same U is added to every segment (chapter 3)
+            h = h + absolute_encoding(L, cfg.d_model, idx.device, h.dtype)  # (B, L, C)
         h = self.drop(h)
-        if not cfg.fast_attn:
-            mask = causal_mask(L, M, window, idx.device)  # (L, K)
+        window = max(mem_len, 1) if cfg.same_length else 0
+        mask = causal_mask(L, M, window, idx.device)  # (L, K)
 
         hiddens = []  # the input of every layer: what the next segment will remember
         for block, mem in zip(self.blocks, mems):
@@ -156,69 +161,10 @@ class TransformerXL(nn.Module):
         loss = None
         if targets is not None:
             loss = F.cross_entropy(logits.reshape(B * L, -1), targets.reshape(B * L))
-        if cfg.fast_attn:
-            return ModelOutput(logits, loss, _update_mems_fast(mems, hiddens, mem_len))
         return ModelOutput(logits, loss, update_mems(mems, hiddens, mem_len))
-
-    def _static(self, L, M, window, device, dtype):
-        """R (K, C), U (L, C) and the mask (L, K), cached: none depends on parameters.
-
-        Fast path only. W_kr R does depend on parameters (and differs per layer), so it
-        is recomputed every call. The key includes inference mode: tensors made under
-        torch.inference_mode cannot be saved for a later backward pass, so training must
-        not reuse them.
-        """
-        cfg = self.cfg
-        key = (L, M, window, str(device), dtype, torch.is_inference_mode_enabled())
-        # plain dict: not in state_dict
-        cache = self.__dict__.setdefault("_static_cache", {})
-        if key not in cache:
-            if len(cache) >= 16:
-                cache.clear()  # lengths vary rarely; keep the cache small
-            K = M + L
-            rel = cfg.pos_enc == "relative"
-            R = (
-                relative_encoding(K, cfg.d_model, cfg.clamp_len, device, dtype)
-                if rel
-                else None
-            )
-            U = None if rel else absolute_encoding(L, cfg.d_model, device, dtype)
-            cache[key] = (R, U, causal_mask(L, M, window, device))
-        return cache[key]
 
     def num_params(self) -> int:
         return sum(p.numel() for p in self.parameters())
-
-
-def update_mems(mems, hiddens, mem_len: int) -> list:
-    """New memory per layer: the last `mem_len` of [old memory; the new states] (ch. 3).
-
-    detach() is the paper's stop-gradient SG(.): gradients never flow into past
-    segments, so training runs no backward pass through them. The cost is not
-    independent of the memory, though: the current segment still attends to K = M + L
-    keys, forward and backward, so a training step still costs more as M grows.
-    """
-    if mem_len == 0:
-        return []
-    return [
-        torch.cat([m.to(h.dtype), h.detach()], dim=1)[:, -mem_len:]
-        for m, h in zip(mems, hiddens)
-    ]
-
-
-def _update_mems_fast(mems, hiddens, mem_len: int) -> list:
-    """update_mems without copying rows that are dropped anyway (fast path): only the
-    last mem_len rows of [old memory; new states] are concatenated, so the new memory
-    holds no view into a larger (M + L)-row tensor either."""
-    if mem_len == 0:
-        return []
-    out = []
-    for m, h in zip(mems, hiddens):
-        h = h.detach()[:, -mem_len:]  # (B, <= mem_len, C)
-        keep = mem_len - h.shape[1]  # rows of the old memory still needed
-        m = m.to(h.dtype)[:, m.shape[1] - min(keep, m.shape[1]):]
-        out.append(torch.cat([m, h], dim=1) if m.shape[1] else h.contiguous())
-    return out
 
 
 class VanillaTransformer(TransformerXL):
