@@ -1,4 +1,4 @@
-"""`python -m txl_mini.bench` end to end: a tiny run in a subprocess, its JSON checked."""
+"""`python -m txl_mini bench` end to end: a tiny run in a subprocess, its JSON checked."""
 
 import json
 import math
@@ -8,14 +8,14 @@ import sys
 
 import pytest
 
-from txl_mini.bench_profile import CATEGORIES
-from txl_mini.bench_train import train_flops_per_token
+from txl_mini.cli.bench_profile import CATEGORIES
+from txl_mini.cli.bench_train import train_flops_per_token
 from txl_mini.config import ModelConfig
 
 
 def _bench(*args, tmp_path=None):
     env = dict(os.environ, PYTHONPATH=os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, "-m", "txl_mini.bench", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "txl_mini", "bench", *args], capture_output=True,
                           text=True, env=env, timeout=600)
 
 
@@ -26,17 +26,17 @@ def test_quick_bench_runs_and_writes_sane_json(tmp_path):
                   "--json", str(path))
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "device: cpu" in proc.stdout and "torch threads: 1" in proc.stdout
-    assert "fast / reference" in proc.stdout
+    assert "fast / readable" in proc.stdout
     r = json.loads(path.read_text())
-    assert set(r["train"]) == {"xl_fast", "xl_reference", "vanilla"}
+    assert set(r["train"]) == {"xl_fast", "xl_readable", "vanilla"}
     for v in r["train"].values():
         assert v["tokens_per_s"] > 0 and v["tokens_per_cpu_s"] > 0
         assert v["flop_per_s"] == pytest.approx(v["tokens_per_s"] * v["flops_per_token"])
         assert v["peak_mem_mib"] > 0
     ra = r["ratios"]
     t = r["train"]
-    assert ra["fast_over_reference"] == pytest.approx(
-        t["xl_fast"]["tokens_per_s"] / t["xl_reference"]["tokens_per_s"])
+    assert ra["fast_over_readable"] == pytest.approx(
+        t["xl_fast"]["tokens_per_s"] / t["xl_readable"]["tokens_per_s"])
     assert ra["xl_step_over_vanilla_step"] == pytest.approx(
         t["vanilla"]["tokens_per_s"] / t["xl_fast"]["tokens_per_s"])
     assert r["matmul_flop_per_s"] > 1e8  # any CPU of this decade does 0.1 GFLOP/s
@@ -68,7 +68,8 @@ def test_quick_bench_runs_and_writes_sane_json(tmp_path):
 def test_bad_arguments_give_one_line_and_nonzero_exit(tmp_path, bad):
     proc = _bench(*bad, "--json", str(tmp_path / "x.json"))
     assert proc.returncode != 0
-    assert proc.stderr.strip().startswith("error:") and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("python -m txl_mini bench: error:")
+    assert "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "x.json").exists()
 

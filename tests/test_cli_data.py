@@ -1,4 +1,4 @@
-"""Leftovers of python -m txl_mini.data: help, missing output folder, stale .part files,
+"""Leftovers of python -m txl_mini data: help, missing output folder, stale temp files,
 SIGTERM during a download, a mismatching cached text8.zip moved aside (never deleted)."""
 import os
 import signal
@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from txl_mini import text8
-from txl_mini.data import load_corpus_split, main
+from txl_mini.files import remove_stale_temps
+from txl_mini.cli.data import main
+from txl_mini.data import load_corpus_split
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -33,17 +35,17 @@ def test_offline_out_into_missing_directory(tmp_path, capsys):
     assert main(["offline", "--chars", "2000", "--out", str(out)]) == 1
     err = capsys.readouterr().err
     assert "does not exist" in err and str(out) in err and err.count("\n") == 1
-    assert ".part" not in err and not (tmp_path / "no").exists()
+    assert ".tmp" not in err and not (tmp_path / "no").exists()
 
 
 def test_stale_part_files_are_swept(tmp_path):
     dest = tmp_path / "text8.zip"
-    old, fresh = tmp_path / ".text8.zip.abc.part", tmp_path / ".text8.zip.def.part"
+    old, fresh = tmp_path / ".text8.zip.abc.tmp", tmp_path / ".text8.zip.def.tmp"
     old.write_bytes(b"x")
     fresh.write_bytes(b"y")
-    past = time.time() - 2 * text8.STALE_PART_SECONDS
+    past = time.time() - 2 * text8.STALE_TEMP_SECONDS
     os.utime(old, (past, past))
-    text8._sweep_parts(dest)
+    remove_stale_temps(dest, text8.STALE_TEMP_SECONDS)
     assert not old.exists() and fresh.exists()  # a live download's file is left alone
 
 
@@ -58,7 +60,7 @@ def test_mismatching_cache_file_is_moved_aside(tmp_path, capsys):
 
 
 def test_sigterm_during_download_leaves_no_part_file(tmp_path):
-    """A server that trickles bytes; SIGTERM mid-download; the .part file must be gone."""
+    """A server that trickles bytes; SIGTERM mid-download; the temp file must be gone."""
     import http.server
 
     class Slow(http.server.BaseHTTPRequestHandler):
@@ -88,9 +90,9 @@ def test_sigterm_during_download_leaves_no_part_file(tmp_path):
                             stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.time() + 120
-        while time.time() < deadline and not list(tmp_path.glob("*.part")):
+        while time.time() < deadline and not list(tmp_path.glob(".*.tmp")):
             time.sleep(0.1)
-        assert list(tmp_path.glob("*.part"))
+        assert list(tmp_path.glob(".*.tmp"))
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=60)
     finally:

@@ -1,4 +1,4 @@
-"""python -m txl_mini.evaluate: options, modes, JSON, and one-line errors for bad input."""
+"""python -m txl_mini evaluate: options, modes, JSON, and one-line errors for bad input."""
 
 import json
 import os
@@ -6,8 +6,8 @@ import os
 import pytest
 import torch
 
-from txl_mini import evaluate
-from txl_mini.train import main as train_main
+from txl_mini.cli import evaluate
+from txl_mini.cli.train import main as train_main
 from txl_mini.checkpoint import save_checkpoint
 from txl_mini.config import preset
 from txl_mini.model import VanillaTransformer

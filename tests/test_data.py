@@ -15,9 +15,10 @@ import pytest
 import torch
 
 from txl_mini.corpus import Dependency, make_offline_corpus, offline_splits
-from txl_mini.data import (TEXT8_CHARS, CharVocab, DataError, Splits, batchify,
-                           default_cache_dir, iter_segments, load_text8, main, n_segments,
-                           normalize, split_sizes, split_text8)
+from txl_mini.cli.data import main
+from txl_mini.data import CharVocab, batchify, iter_segments, n_segments, normalize
+from txl_mini.text8 import (TEXT8_CHARS, DataError, Splits, default_cache_dir,
+                            load_text8, split_sizes, split_text8)
 
 REPO = Path(__file__).resolve().parents[1]
 TEXT = "".join(TEXT8_CHARS[(i * 7 + i // 13) % 27] for i in range(1000))  # a 1000-char stand-in
@@ -285,15 +286,13 @@ def test_single_distance_windows_and_splits():
     assert isinstance(s, Splits) and s.name == "offline" and s.valid == parts[1].text
     with pytest.raises(ValueError):
         make_offline_corpus(1000, distances=(8,))
-    import txl_mini.data  # the corpus is reachable from txl_mini.data as well (book/intro.md)
-    assert txl_mini.data.make_offline_corpus is make_offline_corpus
 
 
 # --- CLI -------------------------------------------------------------------------------------
 
 def _cli(*argvs):
-    """Run several `python -m txl_mini.data` commands at once (each pays torch's import time)."""
-    procs = [subprocess.Popen([sys.executable, "-m", "txl_mini.data", *map(str, a)], cwd=REPO,
+    """Run several `python -m txl_mini data` commands at once (each pays torch's import time)."""
+    procs = [subprocess.Popen([sys.executable, "-m", "txl_mini", "data", *map(str, a)], cwd=REPO,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for a in argvs]
     return [(p.wait(timeout=60), p.stdout.read(), p.stderr.read()) for p in procs]

@@ -10,7 +10,7 @@ import torch
 import torch.distributed as dist
 
 from txl_mini.checkpoint import read_checkpoint
-from txl_mini.train import main as train_main
+from txl_mini.cli.train import main as train_main
 
 torch.set_num_threads(1)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -28,7 +28,7 @@ def args(text, run_dir, steps):
 def torchrun(*argv):
     env = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1")
     res = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone",
-                          "--nproc_per_node", "2", "-m", "txl_mini.train", *argv],
+                          "--nproc_per_node", "2", "-m", "txl_mini", "train", *argv],
                          env=env, capture_output=True, text=True, timeout=300)
     return res
 

@@ -10,7 +10,8 @@ from txl_mini.config import preset
 from txl_mini.evaluate import (bits_per_char, evaluate_segments, evaluate_sliding_window,
                                loss_by_position)
 from txl_mini.model import TransformerXL, VanillaTransformer
-from txl_mini.train import TrainConfig, load_checkpoint, save_checkpoint, train
+from txl_mini.checkpoint import load_checkpoint, save_checkpoint
+from txl_mini.train import TrainConfig, train
 
 
 def make(cfg, seed=0, cls=TransformerXL):

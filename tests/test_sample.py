@@ -105,7 +105,7 @@ def checkpoints(tmp_path_factory):
     paths = {}
     for name, extra in (("xl", []), ("vanilla", ["--vanilla"])):
         paths[name] = str(d / f"{name}.pt")
-        r = run("-m", "txl_mini.train", "--preset", "tiny", "--corpus", "offline", "--steps", "3",
+        r = run("-m", "txl_mini", "train", "--preset", "tiny", "--corpus", "offline", "--steps", "3",
                 "--batch-size", "2", "--out", paths[name], *extra)
         assert r.returncode == 0, r.stderr
         assert os.path.isfile(paths[name])
@@ -114,20 +114,20 @@ def checkpoints(tmp_path_factory):
 
 @pytest.mark.parametrize("which", ["xl", "vanilla"])
 def test_cli_samples_from_a_trained_checkpoint(checkpoints, which):
-    r = run("-m", "txl_mini.sample", checkpoints[which], "--prompt", "the king ", "--chars", "40",
+    r = run("-m", "txl_mini", "sample", checkpoints[which], "--prompt", "the king ", "--chars", "40",
             "--temperature", "0.8", "--top-k", "5", "--seed", "1")
     assert r.returncode == 0, r.stderr
     out = r.stdout.rstrip("\n")
     assert out.startswith("the king ") and len(out) == len("the king ") + 40
     assert set(out) <= set(" abcdefghijklmnopqrstuvwxyz")
     assert ("memory cache" if which == "xl" else "re-running the window") in r.stderr
-    again = run("-m", "txl_mini.sample", checkpoints[which], "--prompt", "the king ", "--chars",
+    again = run("-m", "txl_mini", "sample", checkpoints[which], "--prompt", "the king ", "--chars",
                 "40", "--temperature", "0.8", "--top-k", "5", "--seed", "1")
     assert again.stdout == r.stdout  # --seed makes it reproducible
 
 
 def test_cli_unknown_prompt_character_is_one_clear_line(checkpoints):
-    r = run("-m", "txl_mini.sample", checkpoints["xl"], "--prompt", "The King!", "--chars", "5")
+    r = run("-m", "txl_mini", "sample", checkpoints["xl"], "--prompt", "The King!", "--chars", "5")
     assert r.returncode != 0
     assert "Traceback" not in r.stderr
     lines = r.stderr.strip().splitlines()
@@ -139,7 +139,7 @@ def test_cli_bad_checkpoint_is_one_clear_line(tmp_path, content):
     path = tmp_path / "bad.pt"
     if content is not None:
         path.write_bytes(content)
-    r = run("-m", "txl_mini.sample", str(path), "--chars", "5")
+    r = run("-m", "txl_mini", "sample", str(path), "--chars", "5")
     assert r.returncode != 0
     assert "Traceback" not in r.stderr
     lines = r.stderr.strip().splitlines()
@@ -149,5 +149,5 @@ def test_cli_bad_checkpoint_is_one_clear_line(tmp_path, content):
 
 def test_cli_bad_numbers_are_rejected(checkpoints):
     for bad in (["--chars", "-1"], ["--temperature", "-0.5"], ["--top-k", "0"]):
-        r = run("-m", "txl_mini.sample", checkpoints["xl"], *bad)
+        r = run("-m", "txl_mini", "sample", checkpoints["xl"], *bad)
         assert r.returncode != 0 and "Traceback" not in r.stderr and "error" in r.stderr

@@ -71,7 +71,8 @@ def test_crash_mid_write_keeps_the_previous_checkpoint(tmp_path, monkeypatch):
     save_checkpoint(path, old, {"step": 1})
 
     def broken_save(obj, f):  # half the bytes, then the process "dies"
-        f.write(b"PK\x03\x04" + b"\0" * 100)
+        with open(f, "wb") as out:  # f: the temporary path beside last.pt
+            out.write(b"PK\x03\x04" + b"\0" * 100)
         raise KeyboardInterrupt
 
     monkeypatch.setattr(torch, "save", broken_save)
@@ -146,10 +147,3 @@ def test_loading_never_unpickles_code(tmp_path):
     with pytest.raises(CheckpointError):
         load_checkpoint(path)
     assert not marker.exists()
-
-
-def test_old_callers_import_from_train(tmp_path):
-    from txl_mini.train import load_checkpoint as lc, save_checkpoint as sc
-
-    sc(str(tmp_path / "m.pt"), tiny(), {"x": 1})
-    assert lc(str(tmp_path / "m.pt"))[1] == {"x": 1}

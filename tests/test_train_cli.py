@@ -1,4 +1,4 @@
-"""python -m txl_mini.train: exact resume, interrupts, NaN stop, run directory, bad inputs."""
+"""python -m txl_mini train: exact resume, interrupts, NaN stop, run directory, bad inputs."""
 
 import json
 import os
@@ -10,8 +10,8 @@ import time
 import pytest
 import torch
 
-from txl_mini import runner
-from txl_mini.train import main as train_main
+from txl_mini.cli import run, rundir
+from txl_mini.cli.train import main as train_main
 from txl_mini.checkpoint import load_checkpoint, read_checkpoint
 
 torch.set_num_threads(1)
@@ -52,7 +52,7 @@ def test_resume_is_bitwise_exact(tmp_path, text):
     for sa, sb in zip(ca["optimizer"]["state"].values(), cb["optimizer"]["state"].values()):
         assert all(torch.equal(sa[k], sb[k]) for k in sa)
     assert losses(a) == losses(b) and len(losses(a)) == 16 + 4  # 16 steps, 4 validations
-    assert ca["extra"]["step"] == 16 and sorted(os.listdir(b)) == sorted(runner.FILES)
+    assert ca["extra"]["step"] == 16 and sorted(os.listdir(b)) == sorted(rundir.FILES)
 
 
 def test_best_checkpoint_and_meta(tmp_path, text):
@@ -92,7 +92,7 @@ def test_nan_loss_stops_and_keeps_last_good_checkpoint(tmp_path, text, monkeypat
     run_dir = tmp_path / "r"
     args = base(text, run_dir, steps=10)
     args[args.index("--save-every") + 1] = "3"
-    real = runner.train_step
+    real = run.train_step
     calls = {"n": 0}
 
     def poisoned(model, opt, x, y, mems, *a, **k):
@@ -102,7 +102,7 @@ def test_nan_loss_stops_and_keeps_last_good_checkpoint(tmp_path, text, monkeypat
                 model.embed.weight[0, 0] = float("nan")
         return real(model, opt, x, y, mems, *a, **k)
 
-    monkeypatch.setattr(runner, "train_step", poisoned)
+    monkeypatch.setattr(run, "train_step", poisoned)
     assert train_main(args) == 1
     err = capsys.readouterr().err.strip()
     assert err.endswith("error: loss is nan at step 5; stopped, last good checkpoint "
@@ -114,7 +114,7 @@ def test_nan_loss_stops_and_keeps_last_good_checkpoint(tmp_path, text, monkeypat
 
 def cli(*args, **kw):
     env = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1")
-    return subprocess.run([sys.executable, "-m", "txl_mini.train", *args], env=env,
+    return subprocess.run([sys.executable, "-m", "txl_mini", "train", *args], env=env,
                           capture_output=True, text=True, timeout=240, **kw)
 
 
@@ -122,7 +122,7 @@ def test_sigint_saves_then_resume_finishes(tmp_path, text):
     run_dir = tmp_path / "r"
     args = base(text, run_dir, steps=100000)
     env = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1")
-    proc = subprocess.Popen([sys.executable, "-m", "txl_mini.train", *args], env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "txl_mini", "train", *args], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 200
     while time.time() < deadline and not (run_dir / "metrics.jsonl").exists():
@@ -139,7 +139,7 @@ def test_sigint_saves_then_resume_finishes(tmp_path, text):
     # finish quickly: the same run, resumed, continues from `step` (its settings are kept)
     cfg = json.loads((run_dir / "config.json").read_text())
     assert cfg["args"]["steps"] == 100000
-    proc = subprocess.Popen([sys.executable, "-m", "txl_mini.train", "--resume", str(run_dir)],
+    proc = subprocess.Popen([sys.executable, "-m", "txl_mini", "train", "--resume", str(run_dir)],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(0.5)
     while read_checkpoint(run_dir / "last.pt")["extra"]["step"] == step and proc.poll() is None:
@@ -199,7 +199,7 @@ def test_bad_output_locations(tmp_path, text, capsys):
 def test_cli_subprocess_bad_input_has_no_traceback(tmp_path):
     res = cli("--steps", "0", "--run-dir", str(tmp_path / "r"))
     assert res.returncode == 2 and "Traceback" not in res.stderr
-    assert res.stderr.strip() == "python -m txl_mini.train: error: --steps must be >= 1, got 0"
+    assert res.stderr.strip() == "python -m txl_mini train: error: --steps must be >= 1, got 0"
 
 
 def test_help_shows_defaults(capsys):

@@ -1,36 +1,29 @@
 """txl_mini: a small, readable char-level Transformer-XL (Dai et al., 2019).
 
-Each module is introduced by one chapter of the txl-book; see `book/intro.md` for the map.
-The names a reader uses most are importable from the package itself:
+Which module serves which chapter of the txl-book:
 
-    from txl_mini import TransformerXL, VanillaTransformer, ModelConfig, preset, CharVocab
-
-They are imported on first use (PEP 562), not here: some modules are also command-line tools
-(`python -m txl_mini.data`), and runpy warns when such a module was imported before it runs.
+  the model, bottom-up
+    config.py          ModelConfig and its presets                         ch. 1, 6
+    positional.py      sinusoids: R (relative) and U (absolute)             ch. 4
+    attention.py       causal mask, rel_shift, terms (a)-(d), readable path ch. 3-5
+    fast_attention.py  the same attention in fused kernels (the default)    ch. 5
+    model.py           memory update, block, TransformerXL, vanilla model   ch. 1, 3, 6
+  using a model
+    text8.py, corpus.py, data.py   text8, the offline corpus, vocab, batching  ch. 1, 2
+    train.py, evaluate.py          the training loop, bits per character       ch. 1, 2, 6
+    sample.py, speed.py            generation, evaluation speed (Table 9)      ch. 6
+    recl.py                        relative effective context length           ch. 7
+    checkpoint.py, files.py        saving and loading models, atomic writes    ch. 6
+    hf_port.py                     names and weights of the Hugging Face port  ch. 6
+  tooling (no chapter imports it)
+    cli/                           python -m txl_mini train|evaluate|sample|data|bench
 """
 
-from importlib import import_module
+from .config import PRESETS, ModelConfig, preset
+from .data import CharVocab, batchify, iter_segments
+from .model import ModelOutput, TransformerXL, VanillaTransformer
 
-_EXPORTS = {  # name -> the module that defines it
-    "attention": ["causal_mask", "naive_rel_term", "rel_shift"],
-    "config": ["PRESETS", "ModelConfig", "preset"],
-    "corpus": ["OfflineCorpus", "make_offline_corpus", "offline_splits"],
-    "data": ["CharVocab", "batchify", "iter_segments"],
-    "evaluate": ["EvalResult", "bits_per_char", "evaluate_segments", "evaluate_sliding_window",
-                 "loss_by_position"],
-    "model": ["ModelOutput", "TransformerXL", "VanillaTransformer"],
-    "positional": ["absolute_encoding", "relative_encoding"],
-    "text8": ["DataError", "load_text8"],
-}
-_HOME = {name: module for module, names in _EXPORTS.items() for name in names}
-__all__ = sorted(_HOME)
-
-
-def __getattr__(name: str):
-    if name not in _HOME:
-        raise AttributeError(f"module 'txl_mini' has no attribute {name!r}")
-    return getattr(import_module(f".{_HOME[name]}", __name__), name)
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__all__ = [
+    "PRESETS", "CharVocab", "ModelConfig", "ModelOutput", "TransformerXL",
+    "VanillaTransformer", "batchify", "iter_segments", "preset",
+]

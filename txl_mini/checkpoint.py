@@ -7,8 +7,8 @@ Safety rules, each for a reason:
 - Only tensors and plain data (dict, list, tuple, str, int, float, bool, None) are stored, and
   files are read with `torch.load(..., weights_only=True)`, so loading a file never runs code
   from it (full unpickling can execute arbitrary commands).
-- Writes are atomic: a temp file in the same directory is written, fsync'ed and renamed over the
-  target, so a crash mid-write leaves the previous checkpoint intact, never a half file.
+- Writes are atomic (`files.atomic_path`): a crash mid-write leaves the previous checkpoint
+  intact, never a half file.
 - Every way a file can be wrong (empty, truncated, foreign, weights that do not fit the stored
   config, no meta) becomes one `CheckpointError` line naming the file and the problem.
 """
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import pickle
-import tempfile
 import zipfile
 from dataclasses import asdict, fields
 from typing import Any, Optional
@@ -25,6 +24,7 @@ from typing import Any, Optional
 import torch
 
 from .config import ModelConfig
+from .files import atomic_path
 
 FORMAT = "txl_mini.checkpoint"  # marks a file as ours
 VERSION = 1
@@ -86,34 +86,9 @@ def save_checkpoint(path: str, model: torch.nn.Module, meta: dict,
         "extra": extra,
     }
     _check_plain({k: v for k, v in payload.items() if k != "state_dict"}, "checkpoint")
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.",
-                               suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            torch.save(payload, f)
-            f.flush()
-            os.fsync(f.fileno())  # the bytes are on disk before the name points at them
-        os.replace(tmp, path)  # atomic on POSIX and Windows: old file or new file, never half
-        _fsync_dir(directory)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-
-
-def _fsync_dir(directory: str) -> None:
-    """Make the rename itself durable (POSIX; a no-op where directories cannot be opened)."""
-    try:
-        dfd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dfd)
-    except OSError:
-        pass
-    finally:
-        os.close(dfd)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with atomic_path(path) as tmp:
+        torch.save(payload, tmp)
 
 
 def read_checkpoint(path: str, device=None) -> dict:
@@ -143,9 +118,6 @@ def read_checkpoint(path: str, device=None) -> dict:
                               "cannot read the archive)") from None
     if not isinstance(ckpt, dict) or not {"config", "state_dict"} <= set(ckpt):
         raise CheckpointError(f"{path}: not a txl_mini checkpoint (no config and weights in it)")
-    if "format" not in ckpt and "vanilla" in ckpt:  # written before this module existed
-        ckpt = {"format": FORMAT, "version": 0, "optimizer": None, "extra": None,
-                "model_class": MODEL_CLASSES[bool(ckpt["vanilla"])], **ckpt}
     if ckpt.get("format") != FORMAT:
         raise CheckpointError(f"{path}: not a txl_mini checkpoint (format {ckpt.get('format')!r})")
     if ckpt.get("model_class") not in MODEL_CLASSES:

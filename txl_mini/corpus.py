@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import os
 import random
-import tempfile
 from dataclasses import dataclass, field
 from typing import Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import torch
 
+from .files import PathLike, atomic_path
 from .text8 import Splits, split_sizes, split_text8
 
 # A few hundred common words by role; sentences are drawn from TEMPLATES below.
@@ -238,23 +238,17 @@ def offline_splits(n_chars: int, *, seed: int = 0,
                                            **options).text, name="offline")
 
 
-def write_offline_corpus(corpus: OfflineCorpus, path: Union[str, "os.PathLike[str]"],
-                         deps_path: Optional[Union[str, "os.PathLike[str]"]] = None) -> None:
+def write_offline_corpus(corpus: OfflineCorpus, path: PathLike,
+                         deps_path: Optional[PathLike] = None) -> None:
     """Write the text (and optionally a TSV of the plantings) via temp file + rename (Chapter 2)."""
-    _atomic_write(path, corpus.text)
+    _write_text(path, corpus.text)
     if deps_path is not None:
         rows = ["cue\ttarget\tlength\tdistance"] + ["\t".join(map(str, d)) for d in corpus.deps]
-        _atomic_write(deps_path, "\n".join(rows) + "\n")
+        _write_text(deps_path, "\n".join(rows) + "\n")
 
 
-def _atomic_write(path: Union[str, "os.PathLike[str]"], text: str) -> None:
-    # A reader never sees a half-written corpus: the name appears only when the file is complete.
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".part")
-    try:
-        with os.fdopen(fd, "w", encoding="ascii", newline="") as f:
+def _write_text(path: PathLike, text: str) -> None:
+    # A reader never sees a half-written corpus: the name appears only when complete.
+    with atomic_path(path) as tmp:
+        with open(tmp, "w", encoding="ascii", newline="") as f:
             f.write(text)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)

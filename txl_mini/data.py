@@ -1,25 +1,19 @@
-"""Data: text8, a 27-symbol char vocabulary, and the paper's stream batching (ch. 1).
+"""Data: a 27-symbol char vocabulary, the paper's stream batching, segments (ch. 1).
 
-The offline corpus with planted long-range dependencies (Chapter 2) lives in
-`txl_mini.corpus`. Run `python -m txl_mini.data --help` to fetch and verify text8 or to
-write an offline corpus.
+text8 itself is loaded by `txl_mini.text8`; the offline corpus with planted long-range
+dependencies (chapter 2) is `txl_mini.corpus`. `python -m txl_mini data --help` fetches
+and verifies text8 or writes an offline corpus.
 """
 from __future__ import annotations
 
-import argparse
-import os
-import sys
 from pathlib import Path
 from typing import Iterator, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
 
-from .corpus import make_offline_corpus, offline_splits, write_offline_corpus
-from .text8 import (  # noqa: F401
-    TEXT8_CHARS, TEXT8_SHA1, TEXT8_SIZE, TEXT8_URL, TEXT8_ZIP_SHA1, TEXT8_ZIP_SIZE,
-    DataError, Splits, default_cache_dir, load_text8, split_sizes, split_text8,
-)
+from .corpus import offline_splits
+from .text8 import TEXT8_CHARS, DataError, load_text8, split_text8
 
 # --------------------------------------------------------------------------------------
 # Vocabulary
@@ -112,23 +106,31 @@ def n_segments(T: int, L: int) -> int:
     return -(-(T - 1) // L) if T > 1 else 0  # ceil((T - 1) / L) in integers
 
 
+def segment_at(streams: torch.Tensor, start: int, seg_len: int
+               ) -> Tuple[torch.Tensor, torch.Tensor]:
+    """(x, y), each (B, l), of the segment starting at `start` of streams (B, T) (ch. 1).
+
+    y is x shifted left by 1; l = seg_len (L), or what is left before the end of the
+    streams. x and y are contiguous, so `.view(-1)` works.
+    """
+    n = min(seg_len, streams.shape[1] - 1 - start)  # L, or what is left at the end
+    x = streams[:, start:start + n].contiguous()  # (B, l)
+    y = streams[:, start + 1:start + 1 + n].contiguous()  # (B, l)
+    return x, y
+
+
 def iter_segments(streams: torch.Tensor, seg_len: int
                   ) -> Iterator[Tuple[torch.Tensor, torch.Tensor]]:
     """Yield (x, y), each (B, l), from streams (B, T); y is x shifted left by 1 (ch. 1).
 
     l = seg_len (L) except possibly for the last segment. Segment k+1 starts where
     segment k's targets end, so a memory carried from k to k+1 is the true past of every
-    stream, and each position 1..T-1 is a target exactly once. x and y are contiguous,
-    so `.view(-1)` works.
+    stream, and each position 1..T-1 is a target exactly once.
     """
     if seg_len < 1:
         raise ValueError(f"seg_len must be >= 1, got {seg_len}")
-    T = streams.shape[1]
-    for start in range(0, T - 1, seg_len):
-        n = min(seg_len, T - 1 - start)  # = L, or what is left for the last segment
-        x = streams[:, start:start + n].contiguous()  # (B, l)
-        y = streams[:, start + 1:start + 1 + n].contiguous()  # (B, l)
-        yield x, y
+    for start in range(0, streams.shape[1] - 1, seg_len):
+        yield segment_at(streams, start, seg_len)
 
 
 # --------------------------------------------------------------------------------------
@@ -146,7 +148,7 @@ def load_corpus_split(corpus: str, split: str = "train", path: Optional[str] = N
     "text8": downloaded and verified, or read from `path` (text8.zip or the unzipped
     file).
     "offline": generated here (`offline_chars` chars, seed 0), or, with `path`, any text
-    file (e.g. one written by `python -m txl_mini.data offline`), normalized to the
+    file (e.g. one written by `python -m txl_mini data offline`), normalized to the
     text8 alphabet and split 90/5/5 like text8. Raises DataError or ValueError with a
     one-line message.
     """
@@ -169,125 +171,3 @@ def load_corpus_split(corpus: str, split: str = "train", path: Optional[str] = N
             raise ValueError(f"offline corpus needs >= 1000 chars, got {offline_chars}")
         splits = offline_splits(offline_chars, seed=0)
     return CharVocab().encode(getattr(splits, split))
-
-
-# --------------------------------------------------------------------------------------
-# CLI: python -m txl_mini.data
-# --------------------------------------------------------------------------------------
-
-def _print_stats(text: str, label: str) -> None:
-    # (N,)
-    raw = np.frombuffer(text.encode("latin-1", errors="replace"), dtype=np.uint8)
-    counts = np.bincount(raw, minlength=256)
-    in_alphabet = sum(int(counts[ord(c)]) for c in TEXT8_CHARS)
-    is_space = raw == ord(" ")
-    n_words = int(
-        (~is_space[1:] & is_space[:-1]).sum() + (raw.size > 0 and not is_space[0])
-    )
-    p = counts[counts > 0] / max(raw.size, 1)
-    top = sorted(((int(counts[ord(c)]), c) for c in TEXT8_CHARS), reverse=True)[:8]
-    print(f"{label}: {raw.size:,} chars, {n_words:,} words, "
-          f"{raw.size - in_alphabet:,} outside the text8 alphabet, "
-          f"unigram entropy {0.0 - (p * np.log2(p)).sum():.3f} bits/char")
-    print("  most frequent: "
-          + ", ".join(f"{c!r} {n / max(raw.size, 1):.3f}" for n, c in top))
-
-
-def _cmd_text8(args: argparse.Namespace) -> None:
-    s = load_text8(args.path, cache_dir=args.cache_dir, progress=not args.quiet)
-    print(f"corpus: {s.name} (sha1-verified)")
-    for part in ("train", "valid", "test"):
-        _print_stats(getattr(s, part), f"{s.name} {part}")
-
-
-def _cmd_stats(args: argparse.Namespace) -> None:
-    try:
-        text = Path(args.file).read_bytes().decode("latin-1")
-    except OSError as e:
-        raise DataError(f"cannot read {args.file}: {e.strerror}") from None
-    _print_stats(text, args.file)
-
-
-def _cmd_offline(args: argparse.Namespace) -> None:
-    for opt, path in (("--out", args.out), ("--deps-out", args.deps_out)):
-        if path is None:
-            continue
-        folder = Path(path).expanduser().resolve().parent
-        if Path(path).is_dir():
-            raise DataError(f"{opt} {path} is a directory; give a file name")
-        if not folder.is_dir():
-            raise DataError(
-                f"{opt} {path}: directory {folder} does not exist; create it first"
-            )
-        if not os.access(folder, os.W_OK):
-            raise DataError(f"{opt} {path}: directory {folder} is not writable")
-    corpus = make_offline_corpus(args.chars, seed=args.seed, distances=args.distances)
-    write_offline_corpus(corpus, args.out, deps_path=args.deps_out)
-    print(f"wrote {len(corpus.text):,} chars of corpus '{corpus.name}' "
-          f"(seed {args.seed}) to {args.out}")
-    for d in corpus.distances:
-        deps = [x for x in corpus.deps if x.distance == d]
-        first = ", ".join(f"{x.cue}->{x.target}" for x in deps[:3])
-        print(f"  distance {d}: {len(deps)} planted names (cue->target: {first}, ...)")
-    if args.deps_out:
-        print("dependencies (cue, target, length, distance) written to "
-              f"{args.deps_out}")
-
-
-def _distances(s: str) -> Tuple[int, ...]:
-    try:
-        return tuple(int(x) for x in s.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated integers, got {s!r}"
-        ) from None
-
-
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Entry point of `python -m txl_mini.data` (ch. 1; the offline corpus: ch. 2)."""
-    fmt = argparse.ArgumentDefaultsHelpFormatter  # --help shows every default
-    ap = argparse.ArgumentParser(prog="python -m txl_mini.data",
-                                 description=__doc__.split("\n")[0],
-                                 formatter_class=fmt)
-    sub = ap.add_subparsers(dest="cmd")
-    p = sub.add_parser("text8", formatter_class=fmt,
-                       help="download (or read) text8, verify it, "
-                       "print split statistics")
-    p.add_argument("--path",
-                   help="local text8.zip or unzipped text8 file (no download)")
-    p.add_argument("--cache-dir",
-                   help="where to keep text8.zip (default: $TXL_MINI_CACHE, "
-                   "else $XDG_CACHE_HOME/txl_mini, else ~/.cache/txl_mini)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(fn=_cmd_text8)
-    p = sub.add_parser("stats", formatter_class=fmt,
-                       help="character statistics of any text file")
-    p.add_argument("file", help="the text file")
-    p.set_defaults(fn=_cmd_stats)
-    p = sub.add_parser("offline", formatter_class=fmt,
-                       help="write the generated offline corpus (Chapter 2)")
-    p.add_argument("--chars", type=int, default=5_000_000,
-                   help="corpus length in characters")
-    p.add_argument("--seed", type=int, default=0,
-                   help="random seed; same seed, same text")
-    p.add_argument("--distances", type=_distances, default=(64, 256, 512),
-                   help="comma-separated planted dependency distances "
-                   "(default: 64,256,512)")
-    p.add_argument("--out", required=True, help="output text file")
-    p.add_argument("--deps-out",
-                   help="optional TSV of the plantings: cue target length distance")
-    p.set_defaults(fn=_cmd_offline)
-    args = ap.parse_args(argv)
-    if args.cmd is None:  # no subcommand: show what there is
-        ap.print_help()
-        return 2
-    try:
-        args.fn(args)
-    except (DataError, ValueError) as e:
-        print(f"{ap.prog}: error: {e}", file=sys.stderr)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

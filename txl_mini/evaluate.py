@@ -6,11 +6,7 @@ losses, so the two numbers they print are about the same characters.
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
-import os
-import sys
 import time
 from dataclasses import dataclass
 from typing import Optional
@@ -19,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm  # plain text bars: no widget warnings in notebooks
 
-from .data import OFFLINE_CHARS, DataError, batchify, iter_segments, n_segments
+from .data import batchify, iter_segments, n_segments
 
 
 @dataclass
@@ -135,134 +131,3 @@ def loss_by_position(token_nats: torch.Tensor, seg_len: int) -> torch.Tensor:
     # (B, S, L)
     per_seg = token_nats[:, 1:1 + n_full * seg_len].reshape(B, n_full, seg_len)
     return per_seg.mean(dim=(0, 1))  # (L,)
-
-
-def _checkpoint_path(path: str) -> str:
-    """A run directory stands for its best.pt (else last.pt)."""
-    if os.path.isdir(path):
-        for name in ("best.pt", "last.pt"):
-            if os.path.isfile(os.path.join(path, name)):
-                return os.path.join(path, name)
-    return path
-
-
-def _check_eval_args(args) -> None:
-    from .trainopts import UsageError
-
-    for name, low in (("chars", 2), ("batch_size", 1), ("seg_len", 1), ("mem_len", 0),
-                      ("threads", 1)):
-        v = getattr(args, name)
-        if v is not None and v < low:
-            raise UsageError(f"--{name.replace('_', '-')} must be >= {low}, got {v}")
-    if args.clamp_len is not None and (args.clamp_len < -1 or args.clamp_len == 0):
-        raise UsageError(
-            f"--clamp-len must be -1 (off) or >= 1, got {args.clamp_len}"
-        )
-
-
-def main(argv=None) -> int:
-    """Entry point of `python -m txl_mini.evaluate`; returns exit status (ch. 1, 6)."""
-    from .checkpoint import CheckpointError, load_checkpoint
-    from .data import CORPORA, load_corpus_split
-    from .trainopts import UsageError, memory_available, pick_device
-
-    p = argparse.ArgumentParser(prog="python -m txl_mini.evaluate",
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-                                description="Bits per character of a trained "
-                                "checkpoint.")
-    a = p.add_argument
-    a("checkpoint", help="a .pt file, or a run directory (its best.pt), from "
-      "python -m txl_mini.train")
-    a("--corpus", default=None, choices=CORPORA, help="default: the training corpus")
-    a("--path", default=None, help="corpus file (default: the one the run trained on)")
-    a("--split", default="valid", choices=["valid", "test"])
-    a("--chars", type=int, default=200_000, help="evaluate on the first N characters")
-    a("--mode", default="auto", choices=["auto", "segments", "sliding"],
-      help="segments with memory, or the vanilla sliding window; auto: sliding for a "
-      "vanilla checkpoint, segments for Transformer-XL")
-    a("--sliding-window", action="store_true", help="same as --mode sliding")
-    a("--seg-len", type=int, default=None,
-      help="L (sliding: the context); default: the model's")
-    a("--mem-len", type=int, default=None,
-      help="M, memory length (default: the model's)")
-    a("--clamp-len", type=int, default=None,
-      help="share R beyond this distance (-1: never)")
-    a("--same-length", action="store_true",
-      help="every query sees the same number of keys")
-    a("--batch-size", type=int, default=1,
-      help="B parallel streams (sliding: windows at once)")
-    a("--device", default="auto", choices=["auto", "cpu", "cuda", "mps"])
-    a("--threads", type=int, default=None,
-      help="torch CPU threads (default: torch's choice)")
-    a("--json", action="store_true", help="print one JSON object instead of text")
-    a("--quiet", action="store_true", help="no progress bar")
-    args = p.parse_args(argv)
-
-    try:
-        _check_eval_args(args)
-        if args.threads:
-            torch.set_num_threads(args.threads)
-        device = pick_device(args.device)
-        model, meta = load_checkpoint(_checkpoint_path(args.checkpoint), device)
-        vanilla = type(model).__name__ == "VanillaTransformer"
-        mode = "sliding" if args.sliding_window else args.mode
-        mode = ("sliding" if vanilla else "segments") if mode == "auto" else mode
-        if vanilla and args.mem_len:
-            raise UsageError("--mem-len: a vanilla checkpoint has no memory")
-        changes = {k: v for k, v in (("clamp_len", args.clamp_len),
-                                     ("same_length", args.same_length or None))
-                   if v is not None}
-        model.cfg = model.cfg.replace(**changes)  # read by forward; weights unchanged
-        cfg, L = model.cfg, args.seg_len or model.cfg.seg_len
-        M = 0 if vanilla else (cfg.mem_len if args.mem_len is None else args.mem_len)
-        B = args.batch_size
-        need = (4 * B * (2 * cfg.n_head * L * (L + M) + 4 * (L + M) * cfg.d_model)
-                * cfg.n_layer)
-        if need > memory_available(device):
-            raise UsageError(f"this evaluation needs roughly {need / 2**30:,.1f} GiB "
-                             f"(B={B}, L={L}, M={M}); lower --batch-size, --seg-len or "
-                             "--mem-len")
-        corpus = args.corpus or meta.get("corpus", "offline")
-        path = args.path if args.corpus or args.path else meta.get("corpus_path")
-        tokens = load_corpus_split(
-            corpus, args.split, path, meta.get("offline_chars", OFFLINE_CHARS)
-        )[: args.chars]
-        if mode == "sliding" and len(tokens) <= L + 1:
-            raise UsageError(f"--chars: the sliding window needs more than {L + 1} "
-                             f"characters, got {len(tokens)}")
-        if mode == "segments" and len(tokens) // B < 2:
-            raise UsageError(
-                f"--chars: {len(tokens)} characters cannot make {B} streams"
-            )
-    except UsageError as e:
-        print(f"{p.prog}: error: {e}", file=sys.stderr)
-        return 2
-    except (CheckpointError, OSError, ValueError, DataError) as e:
-        print(f"{p.prog}: error: {e}", file=sys.stderr)
-        return 1
-    show = not (args.quiet or args.json)
-    if mode == "sliding":
-        res = evaluate_sliding_window(
-            model, tokens, context=L,
-            batch_size=max(B, 64) if args.batch_size == 1 else B, progress=show,
-        )
-    else:
-        res = evaluate_segments(model, tokens, seg_len=L, batch_size=B,
-                                mem_len=args.mem_len, progress=show)
-    if args.json:
-        print(json.dumps({"checkpoint": args.checkpoint, "model": type(model).__name__,
-                          "corpus": corpus, "split": args.split, "chars": len(tokens),
-                          "mode": mode, "seg_len": L, "mem_len": M,
-                          "clamp_len": cfg.clamp_len,
-                          "same_length": cfg.same_length, "batch_size": B,
-                          "bpc": res.bpc, "n_tokens": res.n_tokens,
-                          "seconds": res.seconds, "device": str(device)}))
-    else:
-        print(f"corpus: {corpus} ({args.split}, first {len(tokens):,} characters); "
-              f"{type(model).__name__}, {mode}, L={L}, M={M}")
-        print(res)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

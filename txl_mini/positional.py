@@ -5,16 +5,24 @@ from __future__ import annotations
 import torch
 
 
+def inv_freq(d_model: int, dtype=torch.float32, device=None) -> torch.Tensor:
+    """The sinusoid frequencies f_k = 10000^(-2k/C), k = 0 ... C/2-1: (C/2,) (ch. 4).
+
+    As in Vaswani et al. (2017). Computed in `dtype`, so a float64 model gets
+    float64-accurate positions.
+    """
+    k2 = torch.arange(0, d_model, 2, dtype=dtype, device=device)  # (C/2,) = 2k
+    return 1.0 / (10000 ** (k2 / d_model))  # (C/2,)
+
+
 def sinusoid(pos: torch.Tensor, d_model: int, dtype=torch.float32) -> torch.Tensor:
     """Sinusoid embedding of (possibly fractional) positions `pos` (P,) -> (P, C).
 
-    The first C/2 columns are sin(pos * f_k), the last C/2 are cos(pos * f_k), with
-    frequencies f_k = 10000^(-2k/C) as in Vaswani et al. (2017) (chapter 4). Everything
-    is computed in `dtype`, so a float64 model gets float64-accurate positions.
+    The first C/2 columns are sin(pos * f_k), the last C/2 are cos(pos * f_k), with the
+    frequencies of `inv_freq` (chapter 4).
     """
-    k2 = torch.arange(0, d_model, 2, dtype=dtype, device=pos.device)  # (C/2,) = 2k
-    inv_freq = 1.0 / (10000 ** (k2 / d_model))  # (C/2,)
-    angles = pos.to(dtype)[:, None] * inv_freq[None, :]  # (P, C/2)
+    f = inv_freq(d_model, dtype, pos.device)  # (C/2,)
+    angles = pos.to(dtype)[:, None] * f[None, :]  # (P, C/2)
     return torch.cat([angles.sin(), angles.cos()], dim=-1)  # (P, C)
 
 

@@ -1,6 +1,6 @@
 """Generation with the memory cache: one position per new character (chapter 6).
 
-    python -m txl_mini.sample runs/xl.pt --prompt "the king said " --chars 300 --top-k 5
+    python -m txl_mini sample runs/xl.pt --prompt "the king said " --chars 300 --top-k 5
 
 Transformer-XL reads the prompt once, keeps every layer's states as memory, and then pushes
 each new character through the network as a segment of length 1 (L = 1) attending to that
@@ -13,15 +13,11 @@ Shapes: B batch (1 here), L segment length, M memory length, V vocab.
 
 from __future__ import annotations
 
-import argparse
-import pickle
-import sys
 import time
 from typing import Callable, Optional
 
 import torch
 
-from .data import CharVocab
 from .model import TransformerXL, VanillaTransformer
 
 
@@ -112,65 +108,3 @@ def time_per_char(model, prompt: torch.Tensor, n_chars: int, **kwargs) -> float:
     start = time.perf_counter()
     generate(model, prompt, n_chars, **kwargs)
     return (time.perf_counter() - start) / max(1, n_chars)
-
-
-def _load(path: str):
-    try:
-        from .checkpoint import load_checkpoint  # the checkpoint module, when present
-    except ImportError:
-        from .train import load_checkpoint
-    try:
-        return load_checkpoint(path)
-    except (OSError, ValueError, RuntimeError, KeyError, TypeError, EOFError,
-            pickle.UnpicklingError) as e:
-        first = (str(e).strip().splitlines() or [type(e).__name__])[0]  # one line, always
-        msg = first if first.startswith(path) else f"{path}: {first}"
-        raise SystemExit(f"error: cannot load checkpoint {msg}") from None
-
-
-def main(argv=None) -> None:
-    p = argparse.ArgumentParser(
-        prog="python -m txl_mini.sample",
-        description="Generate text from a checkpoint written by python -m txl_mini.train. "
-                    "Transformer-XL uses its memory cache (one position per character); "
-                    "the vanilla model re-runs its window.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("checkpoint", help="a .pt file written by python -m txl_mini.train")
-    p.add_argument("--prompt", default="the ", help="text to continue (a-z and space)")
-    p.add_argument("--chars", type=int, default=200, help="how many characters to generate")
-    p.add_argument("--temperature", type=float, default=0.8, help="0 = greedy; >1 = more random")
-    p.add_argument("--top-k", type=int, default=None, help="draw only among the k likeliest")
-    p.add_argument("--seed", type=int, default=None, help="random seed (default: unseeded)")
-    p.add_argument("--no-cache", action="store_true", help="re-run the window (slow, to compare)")
-    args = p.parse_args(argv)
-
-    vocab = CharVocab()
-    if args.chars < 0 or args.temperature < 0 or (args.top_k is not None and args.top_k < 1):
-        raise SystemExit("error: --chars and --temperature must be >= 0, --top-k >= 1")
-    try:
-        prompt = vocab.encode(args.prompt)
-    except ValueError as e:
-        raise SystemExit(f"error: prompt: {e}") from None
-    if prompt.numel() == 0:
-        raise SystemExit("error: prompt: give at least one character")
-    model, meta = _load(args.checkpoint)
-    gen = torch.Generator().manual_seed(args.seed) if args.seed is not None else None
-    use_cache = not args.no_cache and not isinstance(model, VanillaTransformer)
-    print(f"{type(model).__name__} from {args.checkpoint} (corpus: {meta.get('corpus', '?')}); "
-          f"{'memory cache' if use_cache else 're-running the window'}", file=sys.stderr)
-    sys.stdout.write(args.prompt)
-
-    def stream(i: int) -> None:
-        sys.stdout.write(vocab.chars[i])
-        sys.stdout.flush()
-
-    start = time.perf_counter()
-    generate(model, prompt, args.chars, temperature=args.temperature, top_k=args.top_k,
-             generator=gen, use_cache=use_cache, on_token=stream)
-    sys.stdout.write("\n")
-    seconds = time.perf_counter() - start
-    print(f"{args.chars} characters in {seconds:.2f} s", file=sys.stderr)
-
-
-if __name__ == "__main__":
-    main()

@@ -43,7 +43,8 @@ from .config import ModelConfig
 from .model import TransformerXL, VanillaTransformer
 
 
-def _sync(device: torch.device) -> None:
+def synchronize(device: torch.device) -> None:
+    """Wait for queued CUDA kernels, so a wall-clock reading covers them."""
     if device.type == "cuda":
         torch.cuda.synchronize(device)
 
@@ -52,10 +53,10 @@ def _median_seconds(fn, calls: int, device: torch.device) -> float:
     """Median wall time of `calls` calls of fn() (each call synchronised on CUDA)."""
     times = []
     for _ in range(calls):
-        _sync(device)
+        synchronize(device)
         start = time.perf_counter()
         fn()
-        _sync(device)
+        synchronize(device)
         times.append(time.perf_counter() - start)
     return statistics.median(times)
 
@@ -157,7 +158,7 @@ def eval_speed(cfg: ModelConfig, attn_lens: Iterable[int], *, batch_size: int = 
 
 
 def format_table(rows: list[dict]) -> str:
-    """The rows of eval_speed as a small text table (chapter 6, python -m txl_mini.bench)."""
+    """The rows of eval_speed as a small text table (chapter 6, python -m txl_mini bench)."""
     lines = [f"{'attn len':>8}  {'XL ms/char':>11}  {'vanilla ms/char':>15}  {'speed-up':>8}"]
     for r in rows:
         lines.append(f"{r['attn_len']:>8}  {1e3 * r['xl_s_per_char']:>11.4f}  "

@@ -10,7 +10,6 @@ import http.client
 import os
 import signal
 import sys
-import tempfile
 import threading
 import time
 import urllib.error
@@ -22,6 +21,8 @@ from typing import Optional, Tuple, Union
 
 from tqdm import tqdm
 
+from .files import PathLike, atomic_path, remove_stale_temps
+
 TEXT8_URL = "http://mattmahoney.net/dc/text8.zip"
 TEXT8_ZIP_SIZE = 31_344_016
 TEXT8_ZIP_SHA1 = "6c70299b93b7e1f927b42cd8f6ac1a31547c7a2e"
@@ -29,7 +30,6 @@ TEXT8_SIZE = 100_000_000
 TEXT8_SHA1 = "0dc3edebc970dcc96137e7deda4d9995af9d93de"
 TEXT8_CHARS = " abcdefghijklmnopqrstuvwxyz"  # index order: space=0, a=1 .. z=26
 
-PathLike = Union[str, "os.PathLike[str]"]
 
 
 class DataError(RuntimeError):
@@ -132,65 +132,54 @@ def _reason(e: Exception) -> str:
     return str(getattr(e, "reason", None) or e) or type(e).__name__
 
 
-STALE_PART_SECONDS = 600  # a .part file untouched this long belongs to no live download
-
-
-def _sweep_parts(dest: Path) -> None:
-    """Remove temp files of downloads that died without cleaning up (kill -9, power loss)."""
-    now = time.time()
-    for part in dest.parent.glob(f".{dest.name}.*.part"):
-        try:
-            if now - part.stat().st_mtime > STALE_PART_SECONDS:
-                part.unlink()
-        except OSError:
-            pass
+STALE_TEMP_SECONDS = 600  # a temp file untouched this long belongs to no live download
 
 
 class _Terminated(BaseException):
-    """SIGTERM arrived during a download; raised so that `finally` removes the temp file."""
+    """SIGTERM arrived during a download; raised so that the temp file is removed."""
 
 
 def _download(url: str, dest: Path, zip_size: int, zip_sha1: str, text_size: int,
               text_sha1: str, progress: bool) -> str:
-    """Stream `url` into a temp file beside `dest`, verify the zip and the text inside it, and
-    only then rename it to `dest` (atomic on one filesystem). Returns the verified text."""
-    _sweep_parts(dest)
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
+    """Stream `url` into a temp file beside `dest`, verify the zip and the text inside
+    it, and only then rename it to `dest` (files.atomic_path). Returns the text."""
+    remove_stale_temps(dest, STALE_TEMP_SECONDS)  # left by downloads that were killed
     old_term = None
     if threading.current_thread() is threading.main_thread():
         def on_term(signum, frame):
             raise _Terminated()
         old_term = signal.signal(signal.SIGTERM, on_term)
     try:
-        h, size = hashlib.sha1(), 0
-        try:
-            with os.fdopen(fd, "wb") as f, urllib.request.urlopen(url, timeout=60) as r:
-                total = int(r.headers.get("Content-Length") or zip_size)
-                with tqdm(total=total, unit="B", unit_scale=True, desc=dest.name,
-                          disable=not progress) as bar:
-                    for chunk in iter(lambda: r.read(1 << 16), b""):
-                        f.write(chunk)
-                        h.update(chunk)
-                        size += len(chunk)
-                        bar.update(len(chunk))
-            if size < total:  # the server hung up early: a network problem, not a bad file
-                raise ConnectionError(f"connection closed after {size:,} of {total:,} bytes")
-        except (OSError, ValueError, http.client.HTTPException) as e:  # ValueError: bad url
-            raise DataError(f"could not download {url}: {_reason(e)}. Check your connection and "
-                            f"retry, or place text8.zip at {dest} or pass path=... "
-                            "(CLI: --path)") from None
-        _check(f"download of {url}", size, h.hexdigest(), zip_size, zip_sha1,
-               "Nothing was saved. Retry, or download it yourself and pass path=... "
-               "(CLI: --path).")
-        text = _read_text(Path(tmp), text_size, text_sha1, label=f"text8 inside {url}")
-        os.replace(tmp, dest)
-        return text
+        # any failure, Ctrl-C and SIGTERM included: atomic_path leaves no half file
+        with atomic_path(dest) as tmp:
+            h, size = hashlib.sha1(), 0
+            try:
+                with open(tmp, "wb") as f, urllib.request.urlopen(url, timeout=60) as r:
+                    total = int(r.headers.get("Content-Length") or zip_size)
+                    with tqdm(total=total, unit="B", unit_scale=True, desc=dest.name,
+                              disable=not progress) as bar:
+                        for chunk in iter(lambda: r.read(1 << 16), b""):
+                            f.write(chunk)
+                            h.update(chunk)
+                            size += len(chunk)
+                            bar.update(len(chunk))
+                if size < total:  # the server hung up early: the network, not the file
+                    raise ConnectionError(
+                        f"connection closed after {size:,} of {total:,} bytes")
+            except (OSError, ValueError, http.client.HTTPException) as e:  # bad url
+                raise DataError(
+                    f"could not download {url}: {_reason(e)}. Check your connection "
+                    f"and retry, or place text8.zip at {dest} or pass path=... "
+                    "(CLI: --path)") from None
+            _check(f"download of {url}", size, h.hexdigest(), zip_size, zip_sha1,
+                   "Nothing was saved. Retry, or download it yourself and pass "
+                   "path=... (CLI: --path).")
+            return _read_text(Path(tmp), text_size, text_sha1,
+                              label=f"text8 inside {url}")
     except _Terminated:
         raise SystemExit(f"terminated (SIGTERM) while downloading {url}; "
                          "nothing was saved") from None
     finally:
-        if os.path.exists(tmp):  # any failure, Ctrl-C and SIGTERM included: no half file left
-            os.unlink(tmp)
         if old_term is not None:
             signal.signal(signal.SIGTERM, old_term)
 

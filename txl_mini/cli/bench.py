@@ -1,9 +1,9 @@
-"""`python -m txl_mini.bench`: training speed, FLOP utilisation, evaluation speed, memory (ch. 6).
+"""`python -m txl_mini bench`: training speed, FLOP utilisation, evaluation speed, memory (ch. 6).
 
 One run measures, on one device with the same thread count:
-- training tokens/s of XL with the fast path, with the readable reference path and of the
+- training tokens/s of XL with the fast path, with the readable path and of the
   vanilla baseline of the same size, interleaved, and the ratios between them
-  (`txl_mini.bench_train`);
+  (`txl_mini.cli.bench_train`);
 - model FLOP utilisation (MFU): achieved training FLOP/s / FLOP/s of a large square matmul
   timed in the same run, once by wall-clock time and once by this process's CPU time
   (`bench_train.train_flops_per_token` counts the FLOPs: matmuls only, 2 per multiply-add,
@@ -11,8 +11,8 @@ One run measures, on one device with the same thread count:
 - seconds per predicted character, XL with memory vs the vanilla sliding window (the paper's
   Table 9), through `txl_mini.speed.eval_speed`, the one implementation chapter 6 also uses,
   and memory flatness: peak memory after 2,000 evaluated segments vs after 20
-  (`txl_mini.bench_eval`);
-- peak memory of every measurement (`txl_mini.peakmem`).
+  (`txl_mini.cli.bench_eval`);
+- peak memory of every measurement (`txl_mini.cli.peakmem`).
 This module holds the command line and the printed table.
 """
 
@@ -20,24 +20,28 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from contextlib import nullcontext
 
 import torch
 
+from ..files import atomic_path
 from .bench_eval import EVAL_LENS, bench_eval, memory_flatness
 from .bench_profile import format_profile, profile_step
 from .bench_train import bench_training, matmul_flops, train_config
+from .options import UsageError, pick_device
+
+PROG = "python -m txl_mini bench"
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+    ap = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0],
                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="small smoke run (< 60 s on a CPU)")
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON here")
-    ap.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
+    ap.add_argument("--device", default=None,
+                    help="cpu or cuda (default: cuda if available)")
     ap.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     ap.add_argument("--batch", type=int, default=16, help="training batch size")
     ap.add_argument("--eval-batch", type=int, default=1,
@@ -54,22 +58,24 @@ def main(argv=None) -> int:
     ap.add_argument("--no-progress", action="store_true", help="no progress bars")
     args = ap.parse_args(argv)
     try:
-        # not trainopts.pick_device: its "auto" also picks Apple's MPS, which the timings here
-        # cannot synchronise (speed._sync knows CUDA only), so MPS would time queued kernels
-        device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
-        if device.type not in ("cpu", "cuda"):
-            raise ValueError(f"--device {args.device}: the bench times cpu or cuda only")
-        if device.type == "cuda" and not torch.cuda.is_available():
-            raise ValueError("--device cuda but CUDA is not available")
-    except (RuntimeError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
+        device = pick_device(args.device or "auto")
+        # the timings synchronise CUDA only (speed.synchronize): on Apple's MPS they
+        # would time queued kernels, so auto means cuda or cpu here
+        if device.type == "mps":
+            if args.device:
+                raise UsageError(f"--device {args.device}: the bench times cpu or "
+                                 "cuda only")
+            device = torch.device("cpu")
+    except UsageError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
     if min(args.threads, args.batch, args.eval_batch) < 1 or args.long_segments < 20:
-        print("error: --threads, --batch, --eval-batch must be >= 1 and --long-segments >= 20",
+        print(f"{PROG}: error: --threads, --batch, --eval-batch must be >= 1 and "
+              "--long-segments >= 20",
               file=sys.stderr)
         return 2
     if args.profile and device.type != "cpu":
-        print("error: --profile splits CPU time: use it with --device cpu", file=sys.stderr)
+        print(f"{PROG}: error: --profile splits CPU time: use it with --device cpu", file=sys.stderr)
         return 2
     torch.set_num_threads(args.threads)
     amp_dtype = torch.bfloat16 if device.type == "cuda" else None  # bf16 autocast on CUDA
@@ -99,7 +105,7 @@ def main(argv=None) -> int:
     prof = profile_step(cfg, batch, device, progress) if args.profile else None
     ceiling, ceiling_cpu = max(ceil1[0], ceil2[0]), max(ceil1[1], ceil2[1])  # best of both
 
-    fast, ref, van = (train[k]["tokens_per_s"] for k in ("xl_fast", "xl_reference", "vanilla"))
+    fast, ref, van = (train[k]["tokens_per_s"] for k in ("xl_fast", "xl_readable", "vanilla"))
     cpu = {k: v["tokens_per_cpu_s"] for k, v in train.items()}
     result = {
         "device": str(device), "device_name": name, "threads": torch.get_num_threads(),
@@ -107,9 +113,9 @@ def main(argv=None) -> int:
         "quick": args.quick, "train_config": cfg.__dict__, "batch": batch,
         "eval_batch": args.eval_batch,
         "train": train,
-        "ratios": {"fast_over_reference": fast / ref,
+        "ratios": {"fast_over_readable": fast / ref,
                    "xl_step_over_vanilla_step": van / fast,
-                   "fast_over_reference_cpu": cpu["xl_fast"] / cpu["xl_reference"],
+                   "fast_over_readable_cpu": cpu["xl_fast"] / cpu["xl_readable"],
                    "xl_step_over_vanilla_step_cpu": cpu["vanilla"] / cpu["xl_fast"]},
         "matmul_flop_per_s": ceiling, "matmul_flop_per_cpu_s": ceiling_cpu,
         "mfu": {k: v["flop_per_s"] / ceiling for k, v in train.items()},
@@ -120,10 +126,9 @@ def main(argv=None) -> int:
     }
     print(format_report(result))
     if args.json:
-        tmp = args.json + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(result, f, indent=1)
-        os.replace(tmp, args.json)  # never a half-written file
+        with atomic_path(args.json) as tmp:  # never a half-written file
+            with open(tmp, "w") as f:
+                json.dump(result, f, indent=1)
     return 0
 
 
@@ -150,8 +155,8 @@ def format_report(r: dict) -> str:
                      f"{v['flop_per_s'] / 1e9:>9.2f}{r['mfu'][k]:>7.1%}{v['peak_mem_mib']:>10.0f}"
                      f"{v['peak_rise_mib']:>7.0f}")
     ra = r["ratios"]
-    lines.append(f"fast / reference: {ra['fast_over_reference']:.2f}x wall, "
-                 f"{ra['fast_over_reference_cpu']:.2f}x CPU time; XL step / vanilla step: "
+    lines.append(f"fast / readable: {ra['fast_over_readable']:.2f}x wall, "
+                 f"{ra['fast_over_readable_cpu']:.2f}x CPU time; XL step / vanilla step: "
                  f"{ra['xl_step_over_vanilla_step']:.2f}x wall, "
                  f"{ra['xl_step_over_vanilla_step_cpu']:.2f}x CPU time")
     mc = r["mfu_cpu_time"]

@@ -1,4 +1,4 @@
-"""Where a training step's time goes, by torch.profiler: `python -m txl_mini.bench --profile`.
+"""Where a training step's time goes, by torch.profiler: `python -m txl_mini bench --profile`.
 
 The bench's ratios say how fast; this says why (ch. 6). One training step (forward, backward,
 Adam) of each model is profiled and its time split into (op times are the profiler's
@@ -14,7 +14,7 @@ CPU-side times: wall-clock on this thread, so other processes sharing the CPU in
 
 A backward op is charged to the forward op that created it (the profiler's sequence number),
 so "attention" includes its gradients. By Amdahl's law, if the fast path made the attention
-part free, the reference step could get at most t_ref / (t_ref - attention_ref) times faster.
+part free, the readable step could get at most t_ref / (t_ref - attention_ref) times faster.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from contextlib import nullcontext
 from torch.profiler import ProfilerActivity, profile, record_function
 from tqdm import tqdm
 
-from .attention import MultiHeadAttention
+from ..attention import MultiHeadAttention
 from .bench_train import Trainer, training_models
 
 CATEGORIES = ("linear", "attention", "dropout", "layernorm", "optimizer", "other")
@@ -130,8 +130,8 @@ def format_profile(prof: dict) -> str:
         t = p["step_s"]
         lines.append(f"{name:<13}{t:>7.2f}" + "".join(f"{p[c] / t:>10.1%}" for c in CATEGORIES)
                      + f"{1 - sum(p[c] for c in CATEGORIES) / t:>9.1%}")
-    if "xl_reference" in prof:
-        r = prof["xl_reference"]
-        lines.append("Amdahl: with a free attention part the reference step could get at most "
+    if "xl_readable" in prof:
+        r = prof["xl_readable"]
+        lines.append("Amdahl: with a free attention part the readable step could get at most "
                      f"{r['step_s'] / (r['step_s'] - r['attention']):.2f}x faster")
     return "\n".join(lines)

@@ -1,8 +1,8 @@
-"""The name mapping between the paper, txl_mini and the reference implementation (chapter 6).
+"""Names and weights of the Hugging Face port of the authors' code (chapter 6).
 
 The reference is Hugging Face `transformers`' TransfoXLLMHeadModel (last shipped in 4.57.6), a port
-of the authors' PyTorch code (github.com/kimiyoung/transformer-xl). tests/test_reference.py copies
-every txl_mini weight into it with `to_reference_state_dict` and checks that both models give the
+of the authors' PyTorch code (github.com/kimiyoung/transformer-xl). tests/test_hf_port.py copies
+every txl_mini weight into it with `to_hf_state_dict` and checks that both models give the
 same per-token loss. This module only moves tensors and strings: it never imports `transformers`.
 
 The two codes differ in layout, not in arithmetic:
@@ -19,8 +19,9 @@ from __future__ import annotations
 import torch
 
 from .config import ModelConfig
+from .positional import inv_freq
 
-REFERENCE = "transformers==4.57.6 TransfoXLLMHeadModel"
+HF_PORT = "transformers==4.57.6 TransfoXLLMHeadModel"
 _T = "transformer."  # prefix of the reference's body inside its LM-head model
 
 
@@ -76,13 +77,7 @@ def mapping_rows(cfg: ModelConfig, per_layer: bool = True) -> list[tuple[str, st
     return rows
 
 
-def reference_inv_freq(d_model: int, dtype=torch.float64) -> torch.Tensor:
-    """The sinusoid frequencies 10000^(-2k/C), (C/2,), computed in `dtype` (chapter 4)."""
-    k2 = torch.arange(0, d_model, 2, dtype=dtype)
-    return 1.0 / (10000 ** (k2 / d_model))
-
-
-def to_reference_state_dict(state_dict: dict, cfg: ModelConfig) -> dict[str, torch.Tensor]:
+def to_hf_state_dict(state_dict: dict, cfg: ModelConfig) -> dict[str, torch.Tensor]:
     """txl_mini's state_dict -> a state_dict with the reference's key names (load it strictly).
 
     Every reference key is produced exactly once; every txl_mini tensor is used. The shared u, v
@@ -106,15 +101,15 @@ def to_reference_state_dict(state_dict: dict, cfg: ModelConfig) -> dict[str, tor
             out[att + "r_r_bias"] = sd["blocks.0.attn.v"]
     dtype = sd["embed.weight"].dtype
     device = sd["embed.weight"].device
-    out[_T + "pos_emb.inv_freq"] = reference_inv_freq(cfg.d_model, dtype).to(device)
+    out[_T + "pos_emb.inv_freq"] = inv_freq(cfg.d_model, dtype, device)
     return out
 
 
-def to_reference_mems(mems: list) -> list:
+def to_hf_mems(mems: list) -> list:
     """txl_mini memory, per layer (B, M, C) -> the reference's layout, per layer (M, B, C)."""
     return [m.transpose(0, 1).contiguous() for m in mems]
 
 
-def from_reference_mems(mems: list) -> list:
+def from_hf_mems(mems: list) -> list:
     """The reference's memory, per layer (M, B, C) -> txl_mini's layout, per layer (B, M, C)."""
     return [m.transpose(0, 1).contiguous() for m in mems]

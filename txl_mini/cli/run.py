@@ -1,41 +1,31 @@
-"""Long training runs: run directory, checkpoints, exact resume, signals, DDP (chapter 6).
+"""One training run: checkpoints, exact resume, signals, several processes (ch. 6).
 
-`python -m txl_mini.train` parses and validates its options (txl_mini.trainopts) and calls
-`run` here. A run directory holds everything about one run:
-
-    config.json    the options, the model config and the corpus (name, size, sha1)
-    metrics.jsonl  one JSON object per logged step / validation
-    curves.png     training and validation bpc (if matplotlib is installed)
-    last.pt        the latest checkpoint: model, optimizer, RNG states, data position, memory
-    best.pt        the weights with the lowest validation bpc so far
-
-Resuming restores all of last.pt, so N steps straight and N/2 + interrupt + N/2 resumed give
-bitwise-identical weights on the CPU (tests/test_train_cli.py checks it).
+`python -m txl_mini train` (cli/train.py) validates its options and builds a `Run`;
+the files it writes are described in cli/rundir.py. Resuming restores all of last.pt,
+so N steps straight and N/2 + interrupt + N/2 resumed give bitwise-identical weights on
+the CPU (tests/test_train_cli.py checks it).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import signal
 import threading
 import time
+from contextlib import nullcontext
 from dataclasses import asdict
 
 import torch
 import torch.distributed as dist
 from tqdm import tqdm
 
-from .checkpoint import read_checkpoint, build_model, save_checkpoint, unwrap
-from .config import ModelConfig
-from .data import batchify
-from .evaluate import bits_per_char, evaluate_segments
-from .runlog import (plot_curves, read_metrics, remove_created, rewrite_metrics,  # noqa: F401
-                     write_json)
-from .train import NonFiniteLoss, TrainConfig, lr_at, train_step
-
-FILES = ("config.json", "metrics.jsonl", "curves.png", "last.pt", "best.pt")
+from ..checkpoint import build_model, read_checkpoint, save_checkpoint
+from ..config import ModelConfig
+from ..data import batchify, segment_at
+from ..evaluate import bits_per_char, evaluate_segments
+from ..model import TransformerXL, VanillaTransformer
+from ..train import NonFiniteLoss, TrainConfig, lr_at, train_step
+from .rundir import append_metrics, plot_curves, read_metrics
 
 
 class RunError(Exception):
@@ -63,10 +53,6 @@ def any_rank(flag, device=None) -> bool:
     return bool(t.item())
 
 
-def sha1_tokens(tokens: torch.Tensor) -> str:
-    return hashlib.sha1(tokens.to(torch.uint8).numpy().tobytes()).hexdigest()
-
-
 def _rng_state(device: torch.device) -> dict:
     state = {"torch": torch.get_rng_state()}
     if device.type == "cuda":
@@ -85,8 +71,6 @@ class Run:
 
     def __init__(self, args, cfg: ModelConfig, tc: TrainConfig, tokens: torch.Tensor,
                  valid: torch.Tensor, corpus: dict, device: torch.device, vanilla: bool):
-        from .model import TransformerXL, VanillaTransformer
-
         self.args, self.tc, self.corpus, self.device = args, tc, corpus, device
         self.rank, self.world = rank_world()
         self.dir = args.run_dir
@@ -162,12 +146,9 @@ class Run:
     def log(self, record: dict) -> None:
         self.history.append(record)
         if self.rank == 0:
-            with open(os.path.join(self.dir, "metrics.jsonl"), "a") as f:
-                f.write(json.dumps(record) + "\n")
+            append_metrics(self.dir, record)
 
     def validate(self) -> float:
-        from contextlib import nullcontext
-
         with self.autocast if self.autocast is not None else nullcontext():
             res = evaluate_segments(self.model, self.valid, batch_size=min(8, len(self.valid) // 2))
         self.model.train()
@@ -176,14 +157,10 @@ class Run:
 
     # -- the loop --------------------------------------------------------------------------
     def segment(self):
-        """(x, y) at the current data position; a finished pass starts over with empty memory."""
-        L, T = self.model.cfg.seg_len, self.streams.shape[1]
-        if self.pos >= T - 1:
+        """(x, y) at the data position; a finished pass starts over, memory empty."""
+        if self.pos >= self.streams.shape[1] - 1:
             self.pos, self.mems = 0, None
-        n = min(L, T - 1 - self.pos)
-        x = self.streams[:, self.pos:self.pos + n].contiguous()  # (B, l)
-        y = self.streams[:, self.pos + 1:self.pos + 1 + n].contiguous()  # (B, l)
-        return x, y
+        return segment_at(self.streams, self.pos, self.model.cfg.seg_len)
 
     def _agree(self, flag) -> bool:
         return any_rank(flag, self.device)

@@ -1,4 +1,4 @@
-"""Evaluation speed and memory flatness for `python -m txl_mini.bench` (ch. 6).
+"""Evaluation speed and memory flatness for `python -m txl_mini bench` (ch. 6).
 
 - seconds per predicted character, XL with memory vs the vanilla sliding window (the paper's
   Table 9), through `txl_mini.speed.eval_speed`, the one implementation chapter 6 also uses,
@@ -12,10 +12,10 @@ from __future__ import annotations
 import torch
 from tqdm import tqdm
 
-from .config import ModelConfig, preset
-from .model import TransformerXL
+from ..config import ModelConfig, preset
+from ..model import TransformerXL
 from .peakmem import PeakMemory
-from .speed import _sync, eval_speed  # eval_speed: the one shared implementation (chapter 6)
+from ..speed import eval_speed, synchronize  # chapter 6's Table 9 timing
 
 PAPER_SPEEDUP = {800: 363, 1800: 773, 2800: 1409, 3800: 1874}  # Dai et al. (2019), Table 9
 EVAL_LENS = (128, 512, 800, 1800, 2800, 3800)
@@ -36,7 +36,7 @@ def memory_flatness(device, n_short, n_long, amp, progress):
         for i in tqdm(range(1, n_long + 1), desc="long evaluation", disable=not progress):
             mems = model(x, mems=mems).mems
             if i in (n_short, n_long):
-                _sync(device)
+                synchronize(device)
                 peaks[i] = mem.peak_mib()
     return {"segments_short": n_short, "segments_long": n_long,
             "peak_short_mib": peaks[n_short], "peak_long_mib": peaks[n_long],

@@ -1,6 +1,6 @@
-"""Training throughput and model FLOP utilisation for `python -m txl_mini.bench` (ch. 6).
+"""Training throughput and model FLOP utilisation for `python -m txl_mini bench` (ch. 6).
 
-- training tokens/s of TransformerXL with the fast path, with the readable reference path
+- training tokens/s of TransformerXL with the fast path, with the readable path
   (`fast_attn=False`, the code chapters 3-5 render) and of the vanilla baseline of the same
   size and segment length, timed in interleaved rounds so that load from other processes hits
   all three alike; the ratios are taken between medians of the same run;
@@ -18,10 +18,11 @@ import time
 import torch
 from tqdm import tqdm
 
-from .config import ModelConfig
-from .model import TransformerXL, VanillaTransformer
+from ..config import ModelConfig
+from ..model import TransformerXL, VanillaTransformer
 from .peakmem import PeakMemory
-from .speed import _sync  # one CUDA sync helper for every timing in the package
+from ..speed import synchronize
+from ..train import train_step
 
 
 def train_config(quick: bool) -> ModelConfig:
@@ -59,10 +60,10 @@ def matmul_flops(device: torch.device, n: int, reps: int) -> tuple[float, float]
     b = torch.randn(n, n, device=device)
     best, best_cpu = float("inf"), float("inf")
     for _ in range(reps + 1):  # the first call warms up
-        _sync(device)
+        synchronize(device)
         t, c = time.perf_counter(), time.process_time()
         torch.mm(a, b)
-        _sync(device)
+        synchronize(device)
         best, best_cpu = min(best, time.perf_counter() - t), min(best_cpu, time.process_time() - c)
     return 2 * n**3 / best, 2 * n**3 / max(best_cpu, 1e-9)
 
@@ -80,19 +81,17 @@ class Trainer:
         self.x = torch.randint(0, cfg.vocab_size, (batch, cfg.seg_len + 1), device=device)
 
     def step(self):
-        with self.amp():
-            out = self.fn(self.x[:, :-1], self.x[:, 1:], mems=self.mems)
+        """One update through the training loop's own train_step (chapter 6)."""
+        out = train_step(self.fn, self.opt, self.x[:, :-1], self.x[:, 1:], self.mems,
+                         lr=1e-4, clip=0.25, autocast=self.amp())
         self.mems = out.mems or None
-        self.opt.zero_grad(set_to_none=True)
-        out.loss.backward()
-        self.opt.step()
 
 
 def training_models(cfg: ModelConfig) -> dict:
     """The three models the bench trains: {name: (model, is_xl)}, the same size and L."""
     return {
         "xl_fast": (TransformerXL(cfg.replace(fast_attn=True)), True),
-        "xl_reference": (TransformerXL(cfg.replace(fast_attn=False)), True),
+        "xl_readable": (TransformerXL(cfg.replace(fast_attn=False)), True),
         "vanilla": (VanillaTransformer(cfg.replace(fast_attn=True)), False),
     }
 
@@ -113,11 +112,11 @@ def bench_training(cfg, batch, device, rounds, steps, amp, compile_, progress):
     for _ in range(rounds):
         for name, tr in trainers.items():
             mem.reset()
-            _sync(device)
+            synchronize(device)
             t, c = time.perf_counter(), time.process_time()
             for _ in range(steps):
                 tr.step()
-            _sync(device)
+            synchronize(device)
             rates[name].append(steps * batch * cfg.seg_len / (time.perf_counter() - t))
             cpu_rates[name].append(steps * batch * cfg.seg_len / (time.process_time() - c))
             peaks[name] = max(peaks[name], mem.peak_mib())

@@ -3,7 +3,7 @@
 The reference is Hugging Face `transformers`' TransfoXLLMHeadModel, pinned to 4.57.6 (the last
 release that ships it) in requirements.txt as a TEST dependency; txl_mini never imports it.
 Both models get the same char-level shape (cutoffs=[], div_val=1, adaptive=False, tied
-embeddings, vocabulary 27) and the same weights, copied with txl_mini.reference's documented
+embeddings, vocabulary 27) and the same weights, copied with txl_mini.hf_port's documented
 mapping. They then read the same text as 4 consecutive segments with memory, in float64, and
 must give the same per-token negative log-likelihood, the same log-probabilities and the same
 memories, with same_length on/off, clamp_len on/off, and u, v shared or per layer.
@@ -12,7 +12,7 @@ What it takes to run the reference in float64 (each is the reference's own code;
 not hidden):
 - its sinusoid frequencies `pos_emb.inv_freq` are a buffer computed in float32 when the model
   is built (`model.double()` only widens the rounded values); the mapping overwrites the buffer
-  with frequencies computed in float64, as txl_mini computes them (`to_reference_state_dict`).
+  with frequencies computed in float64, as txl_mini computes them (`to_hf_state_dict`).
 - 4.57.6's TransfoXLModel.forward builds its distances with
   `torch.arange(..., dtype=torch.int64).type_as(dtype=word_emb.dtype)`, a call torch rejects
   (TypeError: type_as() needs `other`). The shim lets exactly that keyword form mean
@@ -39,11 +39,11 @@ import torch.nn.functional as F
 from txl_mini import attention
 from txl_mini.config import ModelConfig
 from txl_mini.model import TransformerXL
-from txl_mini.reference import (
-    from_reference_mems,
+from txl_mini.hf_port import (
+    from_hf_mems,
     mapping_rows,
-    to_reference_mems,
-    to_reference_state_dict,
+    to_hf_mems,
+    to_hf_state_dict,
 )
 
 with warnings.catch_warnings():
@@ -104,7 +104,7 @@ def build_pair(cfg: ModelConfig, seed: int = 0):
         ref = TransfoXLLMHeadModel(ref_cfg)
     ref = ref.double().eval()
     # strict: every reference tensor (the inv_freq buffer included) comes from the mapping
-    ref.load_state_dict(to_reference_state_dict(ours.state_dict(), cfg), strict=True)
+    ref.load_state_dict(to_hf_state_dict(ours.state_dict(), cfg), strict=True)
     return ours, ref
 
 
@@ -132,7 +132,7 @@ def run_both(ours, ref, cfg: ModelConfig, seed: int = 1):
             our_nll = -our_lp.gather(-1, y[..., None])[..., 0]  # (B, L)
             ref_nll = -ref_lp.gather(-1, y[..., None])[..., 0]
             results.append(
-                (our_nll, ref_nll, our_lp, ref_lp, our_mems, from_reference_mems(ref_mems)))
+                (our_nll, ref_nll, our_lp, ref_lp, our_mems, from_hf_mems(ref_mems)))
     return results
 
 
@@ -179,7 +179,7 @@ def test_mapping_covers_every_parameter_once():
         ours_names = {r[1] for r in rows}
         model = TransformerXL(cfg)
         assert ours_names == set(model.state_dict())  # every txl_mini tensor, nothing invented
-        ref_sd = to_reference_state_dict(model.state_dict(), cfg)
+        ref_sd = to_hf_state_dict(model.state_dict(), cfg)
         _, ref = build_pair(cfg)
         assert set(ref_sd) == set(ref.state_dict())
         for name, t in ref_sd.items():
@@ -197,9 +197,9 @@ def test_mapping_rejects_what_the_reference_lacks():
 
 def test_memory_layout_round_trip():
     mems = [torch.randn(2, 5, 16) for _ in range(3)]  # (B, M, C)
-    ref = to_reference_mems(mems)
+    ref = to_hf_mems(mems)
     assert ref[0].shape == (5, 2, 16)
-    assert all(torch.equal(a, b) for a, b in zip(mems, from_reference_mems(ref)))
+    assert all(torch.equal(a, b) for a, b in zip(mems, from_hf_mems(ref)))
 
 
 # --- the comparison is sensitive: the mistakes chapter 5 and 4 warn about are caught -----

@@ -1,0 +1,33 @@
+"""The command lines: `python -m txl_mini <command> ...` (tooling; no chapter imports it).
+
+Each command is a module here with a `main(argv) -> exit status`; the library modules
+one level up know nothing of argparse, signals or several processes.
+"""
+
+from __future__ import annotations
+
+import sys
+from importlib import import_module
+
+COMMANDS = {  # name -> what it does (the module txl_mini.cli.<name> runs it)
+    "train": "train a model with a run directory, checkpoints and exact resume",
+    "evaluate": "bits per character of a checkpoint (segments or sliding window)",
+    "sample": "generate text from a checkpoint",
+    "data": "fetch and verify text8, corpus statistics, write the offline corpus",
+    "bench": "training and evaluation speed (the paper's Table 9), memory",
+}
+USAGE = "usage: python -m txl_mini <command> [options]   (--help after a command)"
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
+        out = sys.stdout if argv and argv[0] in ("-h", "--help") else sys.stderr
+        if argv and argv[0] not in ("-h", "--help"):
+            print(f"python -m txl_mini: unknown command {argv[0]!r}", file=out)
+        print(USAGE + "\n\ncommands:", file=out)
+        for name, what in COMMANDS.items():
+            print(f"  {name:<9} {what}", file=out)
+        return 0 if out is sys.stdout else 2
+    command = import_module(f"{__name__}.{argv[0]}")
+    return command.main(argv[1:])

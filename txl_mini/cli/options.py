@@ -1,0 +1,117 @@
+"""What every command line shares: one-line errors, range checks, device, memory.
+
+Every check here runs before a corpus is built or a step is trained, and every
+failure is one line on stderr with a non-zero exit status.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+
+import torch
+
+from ..config import ModelConfig
+
+
+class UsageError(Exception):
+    """A bad option value; printed as `PROG: error: ...` with exit status 2."""
+
+
+def fail(prog: str, msg: str, code: int = 2) -> int:
+    """Print one line (rank 0 only, under torchrun) and return the exit status."""
+    if os.environ.get("RANK", "0") == "0":
+        print(f"{prog}: {msg}", file=sys.stderr)
+    return code
+
+
+def check_at_least(args, lows: dict[str, int]) -> None:
+    """Each option in `lows` (by attribute name) is None or >= its lower bound."""
+    for name, low in lows.items():
+        v = getattr(args, name)
+        if v is not None and v < low:
+            flag = "--" + name.replace("_", "-")
+            raise UsageError(f"{flag} must be >= {low}, got {v}")
+
+
+def check_positive_finite(args, names: tuple[str, ...]) -> None:
+    for name in names:
+        v = getattr(args, name)
+        if not (math.isfinite(v) and v > 0):
+            raise UsageError(f"--{name} must be a finite number > 0, got {v}")
+
+
+def check_clamp_len(v) -> None:
+    if v is not None and (v < -1 or v == 0):
+        raise UsageError(f"--clamp-len must be -1 (off) or >= 1, got {v}")
+
+
+DEVICES = ("auto", "cpu", "cuda", "mps")
+
+
+def _mps_available() -> bool:
+    mps = getattr(torch.backends, "mps", None)
+    return bool(mps and mps.is_available())
+
+
+def pick_device(name: str, local_rank: int = 0) -> torch.device:
+    """--device: auto = cuda, else mps, else cpu; a named device must exist."""
+    if name not in DEVICES:
+        raise UsageError(f"--device {name}: choose one of {', '.join(DEVICES)}")
+    if name == "auto":
+        name = "cuda" if torch.cuda.is_available() else (
+            "mps" if _mps_available() else "cpu")
+    if name == "cuda":
+        if not torch.cuda.is_available():
+            raise UsageError("--device cuda: no CUDA GPU is available to torch")
+        return torch.device("cuda", local_rank % torch.cuda.device_count())
+    if name == "mps" and not _mps_available():
+        raise UsageError("--device mps: the Apple GPU backend is not available")
+    return torch.device(name)
+
+
+def memory_estimate(cfg: ModelConfig, batch_size: int, mem_len: int,
+                    training: bool) -> tuple[int, str]:
+    """Rough bytes one step needs, and how they split, for a refusal before the work.
+
+    Per layer the attention scores (B, H, L, K) exist a few times over (scores,
+    probabilities and, in training, their gradients), plus about a dozen (B, L, C)
+    tensors and the feed-forward's (B, L, d_inner); training adds weights, gradients
+    and Adam's two moments. Good to a small factor, which is all a refusal needs.
+    """
+    B, L, H, C = batch_size, cfg.seg_len, cfg.n_head, cfg.d_model
+    M = mem_len
+    K = L + M
+    n_params = cfg.n_layer * (4 * C * H * cfg.d_head + 2 * C * cfg.d_inner)
+    n_params += cfg.vocab_size * C
+    weights = (16 if training else 4) * n_params
+    attn = 4 * (4 if training else 2) * B * H * L * K * cfg.n_layer
+    acts = 4 * B * L * (12 * C + 3 * cfg.d_inner + 3 * H * cfg.d_head) * cfg.n_layer
+    acts += 4 * B * M * C * cfg.n_layer + 4 * 3 * B * L * cfg.vocab_size
+    total = weights + attn + acts
+    gib = 2**30
+    return total, (f"attention scores {attn / gib:.1f} GiB for B={B} x H={H} x "
+                   f"L={L} x K={K} x {cfg.n_layer} layers, other activations "
+                   f"{acts / gib:.1f} GiB, weights{' + Adam' if training else ''} "
+                   f"{weights / gib:.1f} GiB")
+
+
+def memory_available(device: torch.device) -> int:
+    if device.type == "cuda":
+        return torch.cuda.get_device_properties(device).total_memory
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 1 << 45  # unknown: do not refuse
+
+
+def check_memory(cfg: ModelConfig, batch_size: int, mem_len: int, training: bool,
+                 device: torch.device) -> None:
+    need, detail = memory_estimate(cfg, batch_size, mem_len, training)
+    have = memory_available(device)
+    if need > have:
+        raise UsageError(
+            f"this needs roughly {need / 2**30:,.1f} GiB ({detail}), more than the "
+            f"{have / 2**30:,.1f} GiB of {device.type} memory here; lower "
+            "--batch-size, --seg-len or --mem-len")

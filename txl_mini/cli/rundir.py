@@ -1,0 +1,141 @@
+"""A training run's directory: what is in it, and every file in it but checkpoints.
+
+    config.json    the options, the model config and the corpus (name, size, sha1)
+    metrics.jsonl  one JSON object per logged step / validation
+    curves.png     training and validation bpc (if matplotlib is installed)
+    last.pt        the latest checkpoint: model, optimizer, RNG, data position, memory
+    best.pt        the weights with the lowest validation bpc so far
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+
+import torch
+
+from ..files import atomic_path
+from .options import UsageError
+
+FILES = ("config.json", "metrics.jsonl", "curves.png", "last.pt", "best.pt")
+
+
+def sha1_tokens(tokens: torch.Tensor) -> str:
+    """The corpus' fingerprint, so a resumed run can refuse different text."""
+    return hashlib.sha1(tokens.to(torch.uint8).numpy().tobytes()).hexdigest()
+
+
+def prepare_run_dir(args, created: list) -> None:
+    """Validate (and create) the run directory and --out before any training.
+
+    Directories made here are appended to `created`, so that a run failing before
+    it trains can remove them again (`remove_created`).
+    """
+    if args.resume:
+        args.run_dir = args.resume  # checked by the resume options
+        return
+    if args.run_dir is None:
+        if args.out is None:
+            raise UsageError("give --run-dir DIR (where checkpoints and metrics go)")
+        args.run_dir = os.path.splitext(args.out)[0]
+    d = args.run_dir
+    if os.path.exists(d) and not os.path.isdir(d):
+        raise UsageError(f"--run-dir {d} is a file, not a directory")
+    if os.path.isdir(d) and os.listdir(d) and not args.overwrite:
+        raise UsageError(f"run directory {d} already exists; pass --resume {d} to "
+                         "continue it or --overwrite to start over")
+    if args.out:
+        if os.path.isdir(args.out):
+            raise UsageError(f"--out {args.out} is a directory; give a file name like "
+                             f"{os.path.join(args.out, 'model.pt')}")
+        if os.path.exists(args.out) and not args.overwrite:
+            raise UsageError(f"--out {args.out} already exists; pass --overwrite to "
+                             "replace it")
+    out_dir = [os.path.dirname(os.path.abspath(args.out))] if args.out else []
+    for folder in [d] + out_dir:
+        try:
+            if not os.path.isdir(folder):
+                os.makedirs(folder)
+                created.append(folder)
+            fd, probe = tempfile.mkstemp(dir=folder, prefix=".probe-")
+            os.close(fd)
+            os.remove(probe)
+        except OSError as e:
+            raise UsageError(f"cannot write to {folder}: {e.strerror or e}") from None
+
+
+def clear_run_dir(d: str) -> None:
+    """--overwrite: remove the old run's files (only ours), once every check passed."""
+    for f in FILES:
+        if os.path.exists(os.path.join(d, f)):
+            os.remove(os.path.join(d, f))
+
+
+def remove_created(created: list) -> None:
+    """A run that fails before training leaves no empty directory behind."""
+    for d in reversed(created):
+        try:
+            os.rmdir(d)  # only if still empty
+        except OSError:
+            pass
+
+
+def write_json(path: str, obj) -> None:
+    with atomic_path(path) as tmp:
+        with open(tmp, "w") as f:
+            json.dump(obj, f, indent=1)
+
+
+def read_metrics(run_dir: str) -> list[dict]:
+    path = os.path.join(run_dir, "metrics.jsonl")
+    if not os.path.exists(path):
+        return []
+    out = []
+    with open(path) as f:
+        for line in f:
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:  # a line cut off by a crash
+                break
+    return out
+
+
+def append_metrics(run_dir: str, record: dict) -> None:
+    with open(os.path.join(run_dir, "metrics.jsonl"), "a") as f:
+        f.write(json.dumps(record) + "\n")
+
+
+def rewrite_metrics(run_dir: str, history: list[dict]) -> None:
+    """Drop lines logged after the checkpoint we resume from (a crash can leave some)."""
+    with atomic_path(os.path.join(run_dir, "metrics.jsonl")) as tmp:
+        with open(tmp, "w") as f:
+            f.writelines(json.dumps(h) + "\n" for h in history)
+
+
+def plot_curves(run_dir: str, history: list[dict]) -> bool:
+    """curves.png: training and validation bpc by step; False without matplotlib."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    train = [(h["step"], h["bpc"]) for h in history if "bpc" in h]
+    valid = [(h["step"], h["val_bpc"]) for h in history if "val_bpc" in h]
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    if train:
+        ax.plot(*zip(*train), label="train (one segment)", lw=1)
+    if valid:
+        ax.plot(*zip(*valid), "o-", label="validation", lw=1.5)
+    ax.set_xlabel("step")
+    ax.set_ylabel("bits per character")
+    ax.legend()
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    with atomic_path(os.path.join(run_dir, "curves.png")) as tmp:
+        fig.savefig(tmp, dpi=100, format="png")
+    plt.close(fig)
+    return True

@@ -1,0 +1,80 @@
+"""Writing files so that a reader never sees half of one: one write-then-rename.
+
+Checkpoints, corpora, the text8 download, run directories and the bench's JSON all
+write through `atomic_path`, so each of them gets the same guarantees.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator, Union
+
+PathLike = Union[str, "os.PathLike[str]"]
+TEMP_SUFFIX = ".tmp"
+
+
+@contextmanager
+def atomic_path(path: PathLike) -> Iterator[str]:
+    """Yield a temporary path beside `path`; rename it over `path` when the block ends.
+
+        with atomic_path("runs/xl/last.pt") as tmp:
+            torch.save(payload, tmp)
+
+    The temporary file is hidden (`.last.pt.XXXX.tmp`) and in the same directory, so
+    the rename is atomic: readers see the old file or the new one, never a half file.
+    Its bytes are fsync'ed before the rename and the rename itself afterwards, so a
+    power cut cannot leave the new name pointing at missing data. If the block raises
+    (Ctrl-C included), the temporary file is removed and `path` is untouched.
+    """
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(
+        dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_SUFFIX
+    )
+    os.close(fd)
+    try:
+        yield tmp
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())  # the bytes are on disk before the name points at them
+        os.replace(tmp, path)
+        _fsync_dir(path.parent)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def remove_stale_temps(path: PathLike, older_than: float = 0.0) -> list[str]:
+    """Remove temporary files `atomic_path(path)` left behind (kill -9, power cut).
+
+    Only files named like its temporaries and untouched for `older_than` seconds go,
+    so a write in progress in another process survives a positive `older_than`.
+    Returns the removed paths.
+    """
+    path = Path(path)
+    removed = []
+    now = time.time()
+    for tmp in path.parent.glob(f".{path.name}.*{TEMP_SUFFIX}"):
+        try:
+            if now - tmp.stat().st_mtime >= older_than:
+                tmp.unlink()
+                removed.append(str(tmp))
+        except OSError:  # gone already, or not ours to remove
+            pass
+    return removed
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Make a rename durable (POSIX; a no-op where directories cannot be opened)."""
+    try:
+        dfd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dfd)
+    except OSError:
+        pass
+    finally:
+        os.close(dfd)
