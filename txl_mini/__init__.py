@@ -9,8 +9,9 @@ Which module serves which chapter of the txl-book:
     fast_attention.py  the same attention in fused kernels (the default)    ch. 5
     model.py           memory update, block, TransformerXL, vanilla model   ch. 1, 3, 6
   using a model
-    text8.py, corpus.py, data.py   text8, the offline corpus, vocab, batching  ch. 1, 2
-    train.py, evaluate.py          the training loop, bits per character       ch. 1, 2, 6
+    text8.py, corpus.py,           text8, the offline corpus (its words in  ch. 1, 2
+    corpus_words.py, data.py       corpus_words), vocabulary, batching
+    train.py, evaluate.py          the training loop, bits per character    ch. 1, 2, 6
     sample.py, speed.py            generation, evaluation speed (Table 9)      ch. 6
     recl.py                        relative effective context length           ch. 7
     checkpoint.py, files.py        saving and loading models, atomic writes    ch. 6
