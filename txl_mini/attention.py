@@ -130,8 +130,9 @@ class MultiHeadAttention(nn.Module):
             # their rows for future keys. Per layer and head, as their base model
             # (Section 4.1) and the paper's code: it replaces W_kr R_{i-j}, per head
             # too. No a^V (their eq. 3): Dai et al. compare logits, and Shaw et al.'s
-            # Table 3 finds it adds nothing. k = -1 -> L + M - 1, as the paper's
-            # code: a row per distance training sees, so every row is trained.
+            # Table 3 finds it adds nothing. shaw_clip -1: k = L + M - 1, as the
+            # paper's code sizes its table, so every row is trained (Shaw et al.
+            # used k = 16 and 8 for translation; their Table 2 is flat for k >= 2).
             k = cfg.shaw_clip if cfg.shaw_clip > 0 else cfg.seg_len + cfg.mem_len - 1
             self.R_hat = nn.Parameter(torch.zeros(k + 1, H, D))  # (k+1, H, D)
         self.drop_att = nn.Dropout(cfg.dropatt)
@@ -182,7 +183,8 @@ class MultiHeadAttention(nn.Module):
         """h (B, L, C), mem (B, M, C), R (K, C) or None, mask (L, K) -> (B, L, C)."""
         B, L, _ = h.shape
         q, k, values, r = self.project(h, mem, R)
-        prob = self.drop_att(attention_probs(self.scores(q, k, r), mask))  # (B, H, L, K)
+        logits = self.scores(q, k, r)  # (B, H, L, K)
+        prob = self.drop_att(attention_probs(logits, mask))  # (B, H, L, K)
         out = torch.einsum("bhlk,bkhd->blhd", prob, values)  # (B, L, H, D)
         return self.drop(self.W_o(out.reshape(B, L, -1)))  # (B, L, C)
 
