@@ -2,8 +2,8 @@
 
 Forward logits, new memory and the gradient of every parameter are compared between two models
 with identical weights, one per path: float32 to 1e-5, float64 to 1e-10, with and without
-memory, same_length, clamp_len, relative and absolute positions, eval and train mode (dropout 0,
-so train mode is deterministic). No GPU needed.
+memory, same_length, clamp_len, relative, Shaw and absolute positions, eval and train
+mode (dropout 0, so train mode is deterministic). No GPU needed.
 """
 
 import pytest
@@ -55,6 +55,11 @@ CASES = {
     "absolute": dict(pos_enc="absolute"),
     "absolute with memory, same_length": dict(pos_enc="absolute", same_length=True),
     "untied u, v and pre-LN": dict(untie_r=True, pre_lnorm=True),
+    "shaw": dict(pos_enc="shaw"),
+    "shaw clipped, memory shorter than segment": dict(
+        pos_enc="shaw", shaw_clip=3, mem_len=5
+    ),
+    "shaw, same_length": dict(pos_enc="shaw", same_length=True),
 }
 
 
@@ -64,10 +69,10 @@ CASES = {
 def test_fast_equals_reference(case, train, dtype):
     cfg = preset("tiny", dropout=0.0, dropatt=0.0, **CASES[case])
     fast, ref = pair(cfg, dtype)
-    with torch.no_grad():  # u, v away from their tiny init so terms (c), (d) matter
+    with torch.no_grad():  # u, v, R_hat away from their tiny init so (b)-(d) matter
         for m in (fast, ref):
             for n, p in m.named_parameters():
-                if n.endswith(".u") or n.endswith(".v"):
+                if n.endswith((".u", ".v", ".R_hat")):
                     p.copy_(torch.linspace(-1, 1, p.numel(), dtype=dtype).view_as(p))
     L = cfg.seg_len
     x = torch.randint(0, cfg.vocab_size, (3, 3 * L + 1), generator=torch.Generator().manual_seed(1))

@@ -18,6 +18,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .config import ModelConfig
+from .positional import relative_positions
 
 
 def causal_mask(
@@ -96,11 +97,16 @@ def attention_probs(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
 
 class MultiHeadAttention(nn.Module):
-    """Multi-head attention over [memory; segment], relative or absolute (ch. 4).
+    """Multi-head attention over [memory; segment]: relative, Shaw or absolute (ch. 4).
 
     Relative (Dai et al., 2019, Section 3.3, the equation for A^rel_{i,j}):
         A_ij = q_i.k_j (a) + q_i.W_kr R_{i-j} (b) + u.k_j (c) + v.W_kr R_{i-j} (d)
     with q_i = W_q E_xi, k_j = W_kE E_xj.
+    Shaw (Shaw et al., 2018, eq. 5 and Section 3.2; the paper's relative baseline):
+        A_ij = q_i.k_j (a) + q_i.R_hat_{min(i-j, k)} (b)
+    As Dai et al. (Section 3.3) describe it: terms (a) and (b) only, no u, v, and
+    W_kr R merged into "a single trainable matrix R_hat", so nothing carries the
+    sinusoid's inductive bias to distances never trained.
     Absolute: A_ij = q_i.k_j (positions were added to E).
     """
 
@@ -108,7 +114,9 @@ class MultiHeadAttention(nn.Module):
         super().__init__()
         H, D, C = cfg.n_head, cfg.d_head, cfg.d_model
         self.n_head, self.d_head = H, D
+        self.pos_enc = cfg.pos_enc
         self.relative = cfg.pos_enc == "relative"
+        self.shaw = cfg.pos_enc == "shaw"
         self.W_q = nn.Linear(C, H * D, bias=False)
         self.W_ke = nn.Linear(C, H * D, bias=False)  # W_{k,E}: keys from content
         self.W_v = nn.Linear(C, H * D, bias=False)
@@ -117,15 +125,25 @@ class MultiHeadAttention(nn.Module):
             self.W_kr = nn.Linear(C, H * D, bias=False)  # W_{k,R}: keys from positions
             self.u = nn.Parameter(torch.zeros(H, D))  # global content bias, term (c)
             self.v = nn.Parameter(torch.zeros(H, D))  # global position bias, term (d)
+        if self.shaw:
+            # Row d: Shaw's w^K_{-d}, for a key d back; a causal model never reads
+            # their rows for future keys. Per layer and head, as their base model
+            # (Section 4.1) and the paper's code: it replaces W_kr R_{i-j}, per head
+            # too. No a^V (their eq. 3): Dai et al. compare logits, and Shaw et al.'s
+            # Table 3 finds it adds nothing. shaw_clip -1: k = L + M - 1, as the
+            # paper's code sizes its table, so every row is trained (Shaw et al.
+            # used k = 16 and 8 for translation; their Table 2 is flat for k >= 2).
+            k = cfg.shaw_clip if cfg.shaw_clip > 0 else cfg.seg_len + cfg.mem_len - 1
+            self.R_hat = nn.Parameter(torch.zeros(k + 1, H, D))  # (k+1, H, D)
         self.drop_att = nn.Dropout(cfg.dropatt)
         self.drop = nn.Dropout(cfg.dropout)
         self.scale = 1.0 / math.sqrt(D)
 
     def project(self, h, mem, R):
-        """q (B, L, H, D); keys and values (B, K, H, D); r = W_kr R (K, H, D) or None.
+        """q (B, L, H, D); keys and values (B, K, H, D); r (K, H, D) or None.
 
         Queries come from the segment only; keys and values also from the memory, which
-        is how the segment reads the past (chapter 3).
+        is how the segment reads the past (chapter 3). r: `position_keys`.
         """
         B, L, _ = h.shape
         H, D = self.n_head, self.d_head
@@ -133,24 +151,40 @@ class MultiHeadAttention(nn.Module):
         q = self.W_q(h).view(B, L, H, D)
         k = self.W_ke(cat).view(B, -1, H, D)  # (B, K, H, D)
         values = self.W_v(cat).view(B, -1, H, D)  # (B, K, H, D)
-        r = self.W_kr(R).view(-1, H, D) if self.relative else None  # (K, H, D)
-        return q, k, values, r
+        return q, k, values, self.position_keys(R, cat.shape[1])
+
+    def position_keys(self, R, K):
+        """Position keys in R's row order, distances K-1 ... 0: (K, H, D) or None.
+
+        Relative: W_kr R. Shaw: rows of R_hat, distances above k reading row k. The
+        same row order lets both go through rel_shift (chapter 5). Absolute: None.
+        """
+        if self.shaw:
+            k = self.R_hat.shape[0] - 1
+            dist = relative_positions(K, device=self.R_hat.device).clamp(max=k)  # (K,)
+            return self.R_hat[dist]  # (K, H, D)
+        if self.relative:
+            return self.W_kr(R).view(-1, self.n_head, self.d_head)  # (K, H, D)
+        return None
 
     def scores(self, q, k, r):
         """Unmasked, scaled logits (B, H, L, K): (a)+(c) and (b)+(d), two products."""
-        if not self.relative:
+        if self.pos_enc == "absolute":
             return torch.einsum("blhd,bkhd->bhlk", q, k) * self.scale
+        # Shaw et al. have no global biases u, v: their two products are (a) and (b)
+        qu, qv = (q + self.u, q + self.v) if self.relative else (q, q)
         # terms (a) + (c) in one matmul: (q_i + u) . k_j
-        ac = torch.einsum("blhd,bkhd->bhlk", q + self.u, k)
-        # terms (b) + (d): (q_i + v) . W_kr R, against R's rows, then shifted to R_{i-j}
-        bd = rel_shift(torch.einsum("blhd,khd->bhlk", q + self.v, r))
+        ac = torch.einsum("blhd,bkhd->bhlk", qu, k)
+        # terms (b) + (d): (q_i + v) . r, against R's rows, then shifted to R_{i-j}
+        bd = rel_shift(torch.einsum("blhd,khd->bhlk", qv, r))
         return (ac + bd) * self.scale
 
     def forward(self, h, mem, R, mask):
         """h (B, L, C), mem (B, M, C), R (K, C) or None, mask (L, K) -> (B, L, C)."""
         B, L, _ = h.shape
         q, k, values, r = self.project(h, mem, R)
-        prob = self.drop_att(attention_probs(self.scores(q, k, r), mask))  # (B, H, L, K)
+        logits = self.scores(q, k, r)  # (B, H, L, K)
+        prob = self.drop_att(attention_probs(logits, mask))  # (B, H, L, K)
         out = torch.einsum("bhlk,bkhd->blhd", prob, values)  # (B, L, H, D)
         return self.drop(self.W_o(out.reshape(B, L, -1)))  # (B, L, C)
 
@@ -159,16 +193,19 @@ class MultiHeadAttention(nn.Module):
 
         Also returns "logits" from `scores`, so that a reader can check
         (a + b + c + d) / sqrt(D) == logits on the visible (causal) entries.
+        pos_enc="shaw" returns a and b only: (a + b) / sqrt(D) == logits.
         """
-        if not self.relative:
-            raise ValueError("terms a-d exist only for pos_enc='relative'")
+        if self.pos_enc == "absolute":
+            raise ValueError("terms a-d exist only for pos_enc 'relative' or 'shaw'")
         q, k, _, r = self.project(h, mem, R)
-        u = self.u.expand_as(q)  # (B, L, H, D): the same u for every query position
-        v = self.v.expand_as(q)
-        return {
+        terms = {
             "a": torch.einsum("blhd,bkhd->bhlk", q, k),  # content addressing
             "b": naive_rel_term(q, r),  # content-dependent position bias
-            "c": torch.einsum("blhd,bkhd->bhlk", u, k),  # global content bias
-            "d": naive_rel_term(v, r),  # global position bias
-            "logits": self.scores(q, k, r),
         }
+        if self.relative:
+            u = self.u.expand_as(q)  # (B, L, H, D): the same u for every query position
+            v = self.v.expand_as(q)
+            terms["c"] = torch.einsum("blhd,bkhd->bhlk", u, k)  # global content bias
+            terms["d"] = naive_rel_term(v, r)  # global position bias
+        terms["logits"] = self.scores(q, k, r)
+        return terms

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-POS_ENCODINGS = ("relative", "absolute")
+POS_ENCODINGS = ("relative", "absolute", "shaw")
 
 
 @dataclass(frozen=True)
@@ -17,7 +17,8 @@ class ModelConfig:
 
     Ablations are switches: `mem_len=0` removes recurrence, `pos_enc="absolute"`
     replaces the relative encoding of chapter 4 by sinusoids added to the input, as in
-    the vanilla Transformer.
+    the vanilla Transformer, and `pos_enc="shaw"` by the paper's relative baseline,
+    Shaw et al. (2018): learned embeddings of clipped distances, terms (a), (b) only.
     """
 
     vocab_size: int = 27  # text8: a-z and space (chapter 1)
@@ -35,8 +36,12 @@ class ModelConfig:
     clamp_len: int = -1
     # every query sees the same number of keys (eval trick, §3.3 fn)
     same_length: bool = False
-    # "relative" (the paper) or "absolute" (the ablation / vanilla)
+    # "relative" (the paper), "absolute" (the ablation / vanilla) or "shaw" (the
+    # paper's relative baseline, Table 6 and RECL; see MultiHeadAttention)
     pos_enc: str = "relative"
+    # Shaw's k: distances above it share one learned row; -1 = L + M - 1, one row per
+    # distance training sees, as in the paper's own baseline (why: MultiHeadAttention)
+    shaw_clip: int = -1
     # one u, v per layer; the paper's equation and text8 scripts share one pair
     untie_r: bool = False
     # fused kernels (bench); False = the readable code of ch. 3-5
@@ -67,6 +72,18 @@ class ModelConfig:
             raise ValueError(
                 "ModelConfig.clamp_len must be -1 (off) or >= 1, "
                 f"got {self.clamp_len}"
+            )
+        if self.shaw_clip < -1 or self.shaw_clip == 0:
+            # k = 0 puts every distance in one row: no position information at all
+            raise ValueError(
+                "ModelConfig.shaw_clip must be -1 (L + M - 1) or >= 1, "
+                f"got {self.shaw_clip}"
+            )
+        if self.pos_enc == "shaw" and self.clamp_len != -1:
+            # clamp_len clamps the sinusoid R, which Shaw's encoding has not
+            raise ValueError(
+                "ModelConfig.clamp_len does nothing with pos_enc='shaw'; "
+                "its clipping distance is shaw_clip"
             )
         for name in ("dropout", "dropatt"):
             if not 0.0 <= getattr(self, name) < 1.0:

@@ -25,6 +25,7 @@ class FastAttention(MultiHeadAttention):
     - Head-first layouts (H, B, ...) make (b) + (d) ONE matmul per head over all B * L
       queries, against R's rows with a zero row in front: its output already holds
       rel_shift's pad column, so rel_shift's re-reading is a free view (no copy).
+      pos_enc="shaw" runs the same code with Shaw's learned rows for W_kr R and no u, v.
     - (a) + (c), the mask, the softmax and the sum over values run in PyTorch's
       scaled_dot_product_attention, with the shifted (b) + (d) and the mask as an
       additive bias. Exception: training on a CPU, where that bias needs a gradient and
@@ -44,17 +45,19 @@ class FastAttention(MultiHeadAttention):
         k, values = kv[0], kv[1]  # (H, B, K, D) each, views
         q = self.W_q(h).view(B, L, H, D)
         p_drop = self.drop_att.p if self.training else 0.0
-        if not self.relative:
+        if self.pos_enc == "absolute":
             out = F.scaled_dot_product_attention(
                 q.permute(2, 0, 1, 3), k, values, attn_mask=~mask, dropout_p=p_drop
             )  # (H, B, L, D)
             return self._out(out)
-        r = F.linear(R, self.W_kr.weight).view(K, H, D)
+        r = self.position_keys(R, K)  # (K, H, D): W_kr R, or Shaw's learned rows
         r_pad = F.pad(r, (0, 0, 0, 0, 1, 0)).permute(1, 2, 0)  # (H, D, K+1), row 0 zero
-        qv = ((q + self.v) * self.scale).permute(2, 0, 1, 3).reshape(H, B * L, D)
+        # Shaw et al. have no u, v: the same products then give terms (a) and (b)
+        qu, qv = (q + self.u, q + self.v) if self.relative else (q, q)
+        qv = (qv * self.scale).permute(2, 0, 1, 3).reshape(H, B * L, D)
         bd = torch.bmm(qv, r_pad)  # (H, B*L, K+1): column 0 is rel_shift's pad
         bd = bd.view(H, B, K + 1, L)[:, :, 1:].view(H, B, L, K)  # rel_shift, a view
-        qu = (q + self.u).permute(2, 0, 1, 3)  # (H, B, L, D): (a) + (c) in one product
+        qu = qu.permute(2, 0, 1, 3)  # (H, B, L, D): (a) + (c) in one product
         if self.training and h.device.type == "cpu":  # by mode: same numbers either way
             logits = torch.baddbmm(
                 bd.reshape(H * B, L, K),

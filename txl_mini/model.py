@@ -129,6 +129,8 @@ class TransformerXL(nn.Module):
         elif isinstance(module, MultiHeadAttention) and module.relative:
             nn.init.normal_(module.u, 0.0, std)
             nn.init.normal_(module.v, 0.0, std)
+        elif isinstance(module, MultiHeadAttention) and module.shaw:
+            nn.init.normal_(module.R_hat, 0.0, std)  # as the paper's code does
 
     def forward(
         self, idx, targets=None, mems=None, mem_len: Optional[int] = None
@@ -142,11 +144,11 @@ class TransformerXL(nn.Module):
         M = mems[0].shape[1]
         K = M + L
 
-        R = None
+        R = None  # "shaw": positions enter through each layer's learned R_hat
         if cfg.pos_enc == "relative":  # positions enter only through R (chapter 4)
             R = relative_encoding(K, cfg.d_model, cfg.clamp_len, idx.device, h.dtype)
             R = self.drop(R)  # (K, C)
-        else:  # the vanilla way: the same U is added to every segment (chapter 3)
+        elif cfg.pos_enc == "absolute":  # the same U added to every segment (ch. 3)
             h = h + absolute_encoding(L, cfg.d_model, idx.device, h.dtype)  # (B, L, C)
         h = self.drop(h)
         window = max(mem_len, 1) if cfg.same_length else 0
