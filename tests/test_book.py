@@ -179,7 +179,8 @@ README_COMMANDS = {name: _marked_command(_README, name) for name in ("build", "t
 def test_readme_has_the_two_commands():
     assert README_COMMANDS["build"] == f"{SETUP} && jupyter-book build -W --keep-going ."
     # the test run checks the notebooks on "another CPU": PyTorch's generic kernels (README)
-    assert README_COMMANDS["test"] == f"{SETUP} && ATEN_CPU_CAPABILITY=default pytest"
+    assert README_COMMANDS["test"] == (
+        f"{SETUP} && ruff check . && ATEN_CPU_CAPABILITY=default pytest")
     for cmd in README_COMMANDS.values():
         shlex.split(cmd)  # well-formed shell words
 

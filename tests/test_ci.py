@@ -30,8 +30,29 @@ def test_ci_test_command_checks_another_cpu_capability():
         ["bash", str(ROOT / ".ci" / "run"), "--print-commands"],
         capture_output=True, text=True, check=True, timeout=60,
     ).stdout.splitlines()[0]
-    job = test_cmd.rsplit(" && ", 1)[1]  # what .ci/run runs after the shared set-up
+    job = test_cmd.rsplit(" && ", 1)[1]  # the last step: the tests
     assert job.split() == ["ATEN_CPU_CAPABILITY=default", "pytest"]
+
+
+def test_ci_splits_the_shared_set_up_from_each_job(tmp_path):
+    """.ci/run runs the set-up both commands start with once, then each job's own steps
+    (the test job has two: ruff, then pytest)."""
+    run = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    fake = tmp_path / "repo"
+    (fake / ".ci").mkdir(parents=True)
+    (fake / ".ci" / "run").write_text(run, encoding="utf-8")
+    (fake / "README.md").write_text(
+        "<!-- ci:build -->\n```bash\necho A > a && echo B > b && echo build > built\n```\n"
+        "<!-- ci:test -->\n```bash\necho A > a && echo B > b && echo lint > linted && "
+        "echo test > tested\n```\n", encoding="utf-8")
+    res = subprocess.run(["bash", str(fake / ".ci" / "run")], capture_output=True,
+                         text=True, timeout=60, env={"PATH": "/usr/bin:/bin",
+                                                     "CI_KEEP": "1"})
+    assert res.returncode == 0, res.stderr
+    phases = re.findall(r"^=== ci: (\w+): (.*)$", res.stdout, re.M)
+    assert phases == [("setup", "echo A > a && echo B > b"),
+                      ("test", "echo lint > linted && echo test > tested"),
+                      ("build", "echo build > built")]
 
 
 def test_ci_rejects_an_unknown_job():
