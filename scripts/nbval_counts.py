@@ -1,20 +1,21 @@
 #!/usr/bin/env python3
-"""How many code cells of each notebook strict nbval compares exactly, and how many it does not.
+"""How many code cells of each notebook strict nbval compares exactly, and how many
+it does not.
 
     python scripts/nbval_counts.py                 # every book/*.ipynb, plus totals
     python scripts/nbval_counts.py book/03_*.ipynb # just these
 
 A code cell is
-- "exact"   : nbval runs it and compares its outputs character for character (after the
-              sanitizers in tests/sanitize.cfg); a cell with no output is compared too (it must
-              still print nothing);
-- "ignored" : tagged `nbval-ignore-output`: it runs, must not raise, and asserts its claim with a
-              tolerance instead (the book's rule for training-, timing- and rounding-dependent
-              outputs);
+- "exact"   : nbval runs it and compares its outputs character for character (after
+              the sanitizers in tests/sanitize.cfg); a cell with no output is compared
+              too (it must still print nothing);
+- "ignored" : tagged `nbval-ignore-output`: it runs, must not raise, and asserts its
+              claim with a tolerance instead (the book's rule for training-, timing-
+              and rounding-dependent outputs);
 - "skipped" : tagged `nbval-skip`: not run by nbval at all.
-nbval also honours the comment markers `# NBVAL_IGNORE_OUTPUT` / `# NBVAL_SKIP` on a cell's first
-line; they are counted the same way (the book itself uses tags). Cells with only whitespace are
-not counted (nbval ignores them).
+nbval also honours the comment markers `# NBVAL_IGNORE_OUTPUT` / `# NBVAL_SKIP` on a
+cell's first line; they are counted the same way (the book itself uses tags). Cells
+with only whitespace are not counted (nbval ignores them).
 Reads the .ipynb JSON only: no kernel, no torch.
 """
 
@@ -35,7 +36,8 @@ def _source(cell: dict) -> str:
 
 
 def classify(cell: dict) -> str | None:
-    """'exact', 'ignored' or 'skipped' for a code cell nbval sees; None for other cells."""
+    """'exact', 'ignored' or 'skipped' for a code cell nbval sees; None for other
+    cells."""
     src = _source(cell)
     if cell.get("cell_type") != "code" or not src.strip():
         return None
@@ -65,13 +67,14 @@ def _share(counts: dict[str, int]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        description="Per notebook: code cells strict nbval compares exactly vs not (tags "
-                    f"{IGNORE}, {SKIP}).",
+        description="Per notebook: code cells strict nbval compares exactly vs not "
+                    f"(tags {IGNORE}, {SKIP}).",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     parser.add_argument("notebooks", nargs="*", type=Path,
                         help="notebooks to count (default: every book/*.ipynb)")
-    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument("--json", action="store_true",
+                        help="print JSON instead of a table")
     args = parser.parse_args(argv)
 
     paths = args.notebooks or sorted((ROOT / "book").glob("*.ipynb"))
@@ -83,13 +86,17 @@ def main(argv: list[str] | None = None) -> int:
         try:
             notebook = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-            print(f"nbval_counts: cannot read {path} as a notebook: {err}", file=sys.stderr)
+            print(f"nbval_counts: cannot read {path} as a notebook: {err}",
+                  file=sys.stderr)
             return 1
-        if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
-            print(f"nbval_counts: {path} is not a notebook (no 'cells' list)", file=sys.stderr)
+        if (not isinstance(notebook, dict)
+                or not isinstance(notebook.get("cells"), list)):
+            print(f"nbval_counts: {path} is not a notebook (no 'cells' list)",
+                  file=sys.stderr)
             return 1
         rows[path.name] = count_cells(notebook)
-    total = {k: sum(r[k] for r in rows.values()) for k in ("exact", "ignored", "skipped", "code")}
+    keys = ("exact", "ignored", "skipped", "code")
+    total = {k: sum(r[k] for r in rows.values()) for k in keys}
 
     if args.json:
         print(json.dumps({"notebooks": rows, "total": total}, indent=2))

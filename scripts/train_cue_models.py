@@ -1,15 +1,18 @@
-"""Train the two small models whose checkpoints chapters 2 and 4 load (issue 8's cue result).
+"""Train the two small models whose checkpoints chapters 2 and 4 load
+(issue 8's cue result).
 
-The committed checkpoints came from (each file records its own command, seed and commit):
+The committed checkpoints came from (each file records its own command, seed and
+commit):
 
     python scripts/train_cue_models.py --kind xl --steps 2000 --save-every 250
     python scripts/train_cue_models.py --kind vanilla --steps 10000 --save-every 1000
 
-Both read the offline corpus with random-letter names repeated exactly DISTANCE characters
-later (txl_mini.corpus, names="letters"), with one torch thread and a fixed seed. Every
---save-every steps the current weights go to OUT/cue_<kind>.pt (txl_mini.checkpoint, atomic),
-with the command, seed, step and git commit in its meta, so an interrupted run still leaves a
-usable model. Load one with `txl_mini.checkpoint.load_checkpoint`.
+Both read the offline corpus with random-letter names repeated exactly DISTANCE
+characters later (txl_mini.corpus, names="letters"), with one torch thread and a fixed
+seed. Every --save-every steps the current weights go to OUT/cue_<kind>.pt
+(txl_mini.checkpoint, atomic), with the command, seed, step and git commit in its meta,
+so an interrupted run still leaves a usable model. Load one with
+`txl_mini.checkpoint.load_checkpoint`.
 """
 from __future__ import annotations
 
@@ -29,9 +32,10 @@ from txl_mini.data import CharVocab, batchify, iter_segments
 from txl_mini.model import TransformerXL, VanillaTransformer
 from txl_mini.train import TrainConfig, lr_at
 
-DISTANCE = 24  # the cue sits exactly this many characters before each dependent character
-CORPUS = dict(n_chars=1_000_000, seed=0, distances=DISTANCE, gap=(1, 6), names="letters",
-              name_len=(8, 12))
+# The cue sits exactly this many characters before each dependent character.
+DISTANCE = 24
+CORPUS = dict(n_chars=1_000_000, seed=0, distances=DISTANCE, gap=(1, 6),
+              names="letters", name_len=(8, 12))
 
 
 def model_config(kind: str) -> ModelConfig:
@@ -42,22 +46,25 @@ def model_config(kind: str) -> ModelConfig:
 
 def git_commit() -> str:
     try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
-                              check=True).stdout.strip()
+        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+    # The docstring's summary (its first paragraph, wrapped) on one line.
+    summary = " ".join(__doc__.split("\n\n")[0].split())
+    p = argparse.ArgumentParser(description=summary,
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--kind", choices=["vanilla", "xl", "rel0"], required=True,
-                   help="vanilla: absolute, no memory; xl: relative, memory 32; rel0: relative, "
-                        "no memory")
+                   help="vanilla: absolute, no memory; xl: relative, memory 32; "
+                        "rel0: relative, no memory")
     p.add_argument("--steps", type=int, default=5000, help="optimizer steps")
     p.add_argument("--lr", type=float, default=5e-3, help="peak learning rate")
     p.add_argument("--seed", type=int, default=0, help="torch seed")
-    p.add_argument("--save-every", type=int, default=500, help="steps between checkpoints")
+    p.add_argument("--save-every", type=int, default=500,
+                   help="steps between checkpoints")
     p.add_argument("--out", default="book/checkpoints", help="folder for cue_<kind>.pt")
     a = p.parse_args(argv)
     if not os.path.isdir(a.out):
@@ -74,7 +81,8 @@ def main(argv=None) -> int:
     model = (VanillaTransformer if a.kind == "vanilla" else TransformerXL)(cfg)
     streams, dep_streams = batchify(tokens, tc.batch_size), batchify(dep, tc.batch_size)
     opt = torch.optim.Adam(model.parameters(), lr=tc.lr)
-    segs, dsegs, mems = iter_segments(streams, cfg.seg_len), iter_segments(dep_streams, cfg.seg_len), None
+    segs, dsegs, mems = (iter_segments(streams, cfg.seg_len),
+                         iter_segments(dep_streams, cfg.seg_len), None)
     path = os.path.join(a.out, f"cue_{a.kind}.pt")
     dep_sum = dep_n = 0.0
     t0 = time.process_time()
@@ -92,8 +100,8 @@ def main(argv=None) -> int:
         out = model(x, targets=y, mems=mems)
         mems = out.mems
         with torch.no_grad():
-            nll = torch.nn.functional.cross_entropy(out.logits.reshape(-1, cfg.vocab_size),
-                                                    y.reshape(-1), reduction="none")
+            nll = torch.nn.functional.cross_entropy(
+                out.logits.reshape(-1, cfg.vocab_size), y.reshape(-1), reduction="none")
             dep_sum += nll[dy.reshape(-1)].sum().item()
             dep_n += int(dy.sum())
         opt.zero_grad(set_to_none=True)
@@ -102,11 +110,13 @@ def main(argv=None) -> int:
         opt.step()
         if (step + 1) % a.save_every == 0 or step + 1 == a.steps:
             print(f"step {step + 1}: loss {out.loss.item():.3f} nats, dependent "
-                  f"{dep_sum / max(dep_n, 1):.3f} nats, {time.process_time() - t0:.0f} s CPU",
-                  flush=True)
+                  f"{dep_sum / max(dep_n, 1):.3f} nats, "
+                  f"{time.process_time() - t0:.0f} s CPU", flush=True)
             dep_sum = dep_n = 0.0
-            # Plain types only, so that torch.load(..., weights_only=True) reads it back.
-            corpus = {k: list(v) if isinstance(v, tuple) else v for k, v in CORPUS.items()}
+            # Plain types only, so that torch.load(..., weights_only=True) reads
+            # it back.
+            corpus = {k: list(v) if isinstance(v, tuple) else v
+                      for k, v in CORPUS.items()}
             meta = dict(kind=a.kind, train=asdict(tc), corpus=corpus, step=step + 1,
                         command=" ".join(["python"] + sys.argv), commit=git_commit(),
                         torch=str(torch.__version__))

@@ -1,6 +1,8 @@
-"""Structural checks of the book: config, table of contents, and every chapter notebook.
+"""Structural checks of the book: config, table of contents, and every chapter
+notebook.
 
-These tests read files only (no kernel, no torch); nbval runs the notebooks themselves.
+These tests read files only (no kernel, no torch); nbval runs the notebooks
+themselves.
 Per-notebook tests are parametrized over the notebooks on disk; one test ties that set
 to the chapters listed in _toc.yml, so a missing or unlisted chapter fails loudly.
 """
@@ -22,9 +24,11 @@ CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
 TOC = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
 NOTEBOOKS = sorted(BOOK.glob("*.ipynb"))
 
-# The repository URL inside a Colab install cell:  %pip install ... "txl_mini @ git+<URL>"
+# The repository URL inside a Colab install cell:
+#     %pip install ... "txl_mini @ git+<URL>"
 INSTALL_URL = re.compile(r"""txl_mini\s*@\s*git\+(?P<url>https://[^\s"'@#]+)""")
-COLAB_GUARD = re.compile(r"""^if\s+["']google\.colab["']\s+in\s+sys\.modules\s*:""", re.M)
+COLAB_GUARD = re.compile(
+    r"""^if\s+["']google\.colab["']\s+in\s+sys\.modules\s*:""", re.M)
 
 
 def _toc_files(node) -> list[str]:
@@ -47,7 +51,8 @@ def _resolve(entry: str) -> list[Path]:
     base = ROOT / entry
     if base.suffix:
         return [base] if base.exists() else []
-    return [p for p in (base.with_suffix(s) for s in (".md", ".ipynb")) if p.exists()]
+    candidates = (base.with_suffix(s) for s in (".md", ".ipynb"))
+    return [p for p in candidates if p.exists()]
 
 
 def _cells(path: Path) -> list[dict]:
@@ -66,7 +71,7 @@ def _code_cells(path: Path) -> list[dict]:
 nb_param = pytest.mark.parametrize("nb", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 
 
-# --- config and table of contents -------------------------------------------------------
+# --- config and table of contents -----------------------------------------------------
 
 
 def test_config_never_executes_notebooks():
@@ -75,7 +80,8 @@ def test_config_never_executes_notebooks():
 
 
 def test_config_has_colab_launch_button_and_repository():
-    assert CONFIG["launch_buttons"]["colab_url"] == "https://colab.research.google.com"
+    assert (CONFIG["launch_buttons"]["colab_url"]
+            == "https://colab.research.google.com")
     assert CONFIG["repository"]["url"].startswith("https://github.com/")
     assert CONFIG["repository"]["branch"] == "main"
     for bib in CONFIG["bibtex_bibfiles"]:
@@ -84,14 +90,16 @@ def test_config_has_colab_launch_button_and_repository():
 
 def test_every_toc_entry_exists():
     missing = [entry for entry in TOC_FILES if len(_resolve(entry)) != 1]
-    assert not missing, f"_toc.yml lists files that do not exist (or exist twice): {missing}"
+    assert not missing, (
+        f"_toc.yml lists files that do not exist (or exist twice): {missing}")
 
 
 def test_notebooks_on_disk_are_exactly_the_toc_chapters():
     in_toc = {entry for entry in TOC_FILES if not entry.endswith("intro")}
     on_disk = {p.relative_to(ROOT).with_suffix("").as_posix() for p in NOTEBOOKS}
     assert on_disk == in_toc, (
-        f"only on disk: {sorted(on_disk - in_toc)}; only in _toc.yml: {sorted(in_toc - on_disk)}"
+        f"only on disk: {sorted(on_disk - in_toc)}; "
+        f"only in _toc.yml: {sorted(in_toc - on_disk)}"
     )
 
 
@@ -101,7 +109,7 @@ def test_exactly_one_bibliography_directive():
     assert count == 1
 
 
-# --- every chapter notebook ------------------------------------------------------------
+# --- every chapter notebook -----------------------------------------------------------
 
 
 @nb_param
@@ -109,12 +117,14 @@ def test_first_code_cell_installs_from_the_book_repository_only_in_colab(nb):
     code = _code_cells(nb)
     assert code, "the notebook has no code cells"
     first = _source(code[0])
-    assert COLAB_GUARD.search(first), "first code cell must be guarded by `if \"google.colab\" in sys.modules:`"
+    assert COLAB_GUARD.search(first), (
+        "first code cell must be guarded by `if \"google.colab\" in sys.modules:`")
     assert re.search(r"^import sys\b", first, re.M), "the guard needs `import sys`"
     urls = INSTALL_URL.findall(first)
     assert urls, "first code cell must install `txl_mini @ git+<repository url>`"
     assert set(urls) == {CONFIG["repository"]["url"]}
-    # The install must sit inside the guard: every line that installs is indented under it.
+    # The install must sit inside the guard: every line that installs is indented
+    # under it.
     guard_at = COLAB_GUARD.search(first).end()
     for line in first.splitlines():
         if "pip install" in line:
@@ -123,15 +133,20 @@ def test_first_code_cell_installs_from_the_book_repository_only_in_colab(nb):
 
 @nb_param
 def test_committed_with_outputs(nb):
-    not_run = [i for i, c in enumerate(_code_cells(nb)) if _source(c).strip() and c.get("execution_count") is None]
-    assert not not_run, f"code cells without an execution_count (not executed?): {not_run}"
-    counts = [c["execution_count"] for c in _code_cells(nb) if c.get("execution_count") is not None]
-    assert counts == sorted(counts), "cells were executed out of order; run scripts/execute_notebooks.sh"
+    not_run = [i for i, c in enumerate(_code_cells(nb))
+               if _source(c).strip() and c.get("execution_count") is None]
+    assert not not_run, (
+        f"code cells without an execution_count (not executed?): {not_run}")
+    counts = [c["execution_count"] for c in _code_cells(nb)
+              if c.get("execution_count") is not None]
+    assert counts == sorted(counts), (
+        "cells were executed out of order; run scripts/execute_notebooks.sh")
 
 
 @nb_param
 def test_has_a_plot(nb):
-    pngs = [o for c in _code_cells(nb) for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
+    pngs = [o for c in _code_cells(nb) for o in c.get("outputs", [])
+            if "image/png" in o.get("data", {})]
     assert pngs, "every chapter shows at least one plot (an image/png output)"
 
 
@@ -154,21 +169,26 @@ def test_does_not_copy_package_code(nb):
 
 @nb_param
 def test_no_error_outputs(nb):
-    errors = [i for i, c in enumerate(_code_cells(nb)) for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    errors = [i for i, c in enumerate(_code_cells(nb)) for o in c.get("outputs", [])
+              if o.get("output_type") == "error"]
     assert not errors, f"committed error outputs in cells {errors}"
 
 
-# --- the README's commands are the ones CI runs ----------------------------------------
+# --- the README's commands are the ones CI runs ---------------------------------------
 
-SETUP = "python3 -m venv .venv && . .venv/bin/activate && pip install -r requirements.txt -e ."
+SETUP = ("python3 -m venv .venv && . .venv/bin/activate"
+         " && pip install -r requirements.txt -e .")
 
 
 def _marked_command(text: str, name: str) -> str:
     """The one command line in the fenced block after `<!-- ci:NAME ... -->`."""
-    m = re.search(rf"^<!--\s*ci:{name}\b[^>]*-->\s*\n```[a-z]*\n(.*?)^```", text, re.S | re.M)
+    m = re.search(rf"^<!--\s*ci:{name}\b[^>]*-->\s*\n```[a-z]*\n(.*?)^```", text,
+                  re.S | re.M)
     assert m, f"README.md has no fenced block after <!-- ci:{name} -->"
-    lines = [ln.strip() for ln in m.group(1).splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
-    assert len(lines) == 1, f"the ci:{name} block must hold exactly one command line: {lines}"
+    lines = [ln.strip() for ln in m.group(1).splitlines()
+             if ln.strip() and not ln.lstrip().startswith("#")]
+    assert len(lines) == 1, (
+        f"the ci:{name} block must hold exactly one command line: {lines}")
     return lines[0]
 
 
@@ -177,8 +197,10 @@ README_COMMANDS = {name: _marked_command(_README, name) for name in ("build", "t
 
 
 def test_readme_has_the_two_commands():
-    assert README_COMMANDS["build"] == f"{SETUP} && jupyter-book build -W --keep-going ."
-    # the test run checks the notebooks on "another CPU": PyTorch's generic kernels (README)
+    assert README_COMMANDS["build"] == (
+        f"{SETUP} && jupyter-book build -W --keep-going .")
+    # the test run checks the notebooks on "another CPU": PyTorch's generic
+    # kernels (README)
     assert README_COMMANDS["test"] == (
         f"{SETUP} && ruff check . && ATEN_CPU_CAPABILITY=default pytest")
     for cmd in README_COMMANDS.values():
@@ -196,8 +218,8 @@ def test_ci_runs_exactly_the_readme_commands():
 
 @nb_param
 def test_colab_cell_fetches_every_checkpoint_the_notebook_loads(nb):
-    # Colab installs only the package; files under book/checkpoints must be fetched by the
-    # notebook's first cell, from the book's repository, or the load fails there.
+    # Colab installs only the package; files under book/checkpoints must be fetched by
+    # the notebook's first cell, from the book's repository, or the load fails there.
     code = _code_cells(nb)
     first, rest = _source(code[0]), "\n".join(_source(c) for c in code[1:])
     for name in sorted(set(re.findall(r"checkpoints/(\w+\.pt)", rest))):

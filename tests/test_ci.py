@@ -1,4 +1,5 @@
-"""The GitHub test workflow runs the README's test command, and the README shows its badge."""
+"""The GitHub test workflow runs the README's test command, and the README shows its
+badge."""
 
 from __future__ import annotations
 
@@ -18,10 +19,12 @@ def test_workflow_runs_the_readme_test_command_on_push_and_pull_request():
     assert {"push", "pull_request"} <= set(triggers)
     (job,) = wf["jobs"].values()
     steps = job["steps"]
-    python = [s["with"]["python-version"] for s in steps if "setup-python" in s.get("uses", "")]
+    python = [s["with"]["python-version"] for s in steps
+              if "setup-python" in s.get("uses", "")]
     assert python == ["3.11"]
     assert job["env"]["PIP_EXTRA_INDEX_URL"] == "https://download.pytorch.org/whl/cpu"
-    # .ci/run reads the command from README.md itself, so the workflow cannot drift from it
+    # .ci/run reads the command from README.md itself, so the workflow cannot
+    # drift from it
     assert [s["run"] for s in steps if "run" in s][-1] == ".ci/run test"
 
 
@@ -42,9 +45,11 @@ def test_ci_splits_the_shared_set_up_from_each_job(tmp_path):
     (fake / ".ci").mkdir(parents=True)
     (fake / ".ci" / "run").write_text(run, encoding="utf-8")
     (fake / "README.md").write_text(
-        "<!-- ci:build -->\n```bash\necho A > a && echo B > b && echo build > built\n```\n"
-        "<!-- ci:test -->\n```bash\necho A > a && echo B > b && echo lint > linted && "
-        "echo test > tested\n```\n", encoding="utf-8")
+        "<!-- ci:build -->\n```bash\n"
+        "echo A > a && echo B > b && echo build > built\n```\n"
+        "<!-- ci:test -->\n```bash\n"
+        "echo A > a && echo B > b && echo lint > linted && echo test > tested\n```\n",
+        encoding="utf-8")
     res = subprocess.run(["bash", str(fake / ".ci" / "run")], capture_output=True,
                          text=True, timeout=60, env={"PATH": "/usr/bin:/bin",
                                                      "CI_KEEP": "1"})
@@ -63,7 +68,8 @@ def test_ci_rejects_an_unknown_job():
 
 def test_readme_shows_the_workflow_badge():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    repo = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["repository"]["url"]
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    repo = config["repository"]["url"]
     badge = re.search(r"\[!\[tests\]\((\S+)\)\]\((\S+)\)", readme)
     assert badge, "README needs the test workflow's status badge"
     assert badge.group(1).startswith(f"{repo}/actions/workflows/test.yml/badge.svg")

@@ -1,4 +1,5 @@
-"""Tests of the offline corpus options added for the cue demonstration (chapters 2 and 4)."""
+"""Tests of the offline corpus options added for the cue demonstration (chapters 2
+and 4)."""
 import pytest
 
 from txl_mini.corpus import make_offline_corpus, offline_splits
@@ -32,8 +33,10 @@ def test_letter_names_allow_short_distances_but_not_too_short():
 def test_defaults_unchanged_and_splits_take_options():
     a = make_offline_corpus(20_000, seed=1)
     names = {a.text[d.cue:d.cue + d.length] for d in a.deps}
-    assert not any(n.isalpha() and len(n) > 12 for n in names)  # syllable names, <= 12 letters
+    # syllable names, <= 12 letters
+    assert not any(n.isalpha() and len(n) > 12 for n in names)
     assert a.distances == (64, 256, 512)
     s = offline_splits(20_000, seed=1, distances=24, names="letters", gap=(1, 6))
-    full = make_offline_corpus(20_000, seed=1, distances=24, names="letters", gap=(1, 6))
+    full = make_offline_corpus(20_000, seed=1, distances=24, names="letters",
+                               gap=(1, 6))
     assert s.train == full.split()[0].text

@@ -6,11 +6,15 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from txl_mini.config import preset
-from txl_mini.evaluate import (bits_per_char, evaluate_segments, evaluate_sliding_window,
-                               loss_by_position)
-from txl_mini.model import TransformerXL, VanillaTransformer
 from txl_mini.checkpoint import load_checkpoint, save_checkpoint
+from txl_mini.config import preset
+from txl_mini.evaluate import (
+    bits_per_char,
+    evaluate_segments,
+    evaluate_sliding_window,
+    loss_by_position,
+)
+from txl_mini.model import TransformerXL, VanillaTransformer
 from txl_mini.train import TrainConfig, train
 
 
@@ -27,10 +31,12 @@ def stream(n, vocab=27, seed=0):
 def test_uniform_model_scores_log2_27():
     model = make(preset("tiny"))
     with torch.no_grad():
-        model.head.weight.zero_()  # tied: the embedding is zero too, so every logit is 0
+        # tied: the embedding is zero too, so every logit is 0
+        model.head.weight.zero_()
         model.head.bias.zero_()
     tokens = stream(501)
-    for res in (evaluate_segments(model, tokens, batch_size=2), evaluate_sliding_window(model, tokens)):
+    for res in (evaluate_segments(model, tokens, batch_size=2),
+                evaluate_sliding_window(model, tokens)):
         assert res.bpc == pytest.approx(math.log2(27), abs=1e-5)
         assert res.bpc == pytest.approx(4.755, abs=5e-4)
     assert bits_per_char(math.log(27)) == pytest.approx(math.log2(27))
@@ -42,8 +48,10 @@ def test_both_evaluators_score_every_target_once():
     seg = evaluate_segments(model, tokens, batch_size=1)
     win = evaluate_sliding_window(model, tokens, batch_size=7)
     assert seg.n_tokens == win.n_tokens == 202
-    assert torch.isnan(seg.token_nats[0, 0]) and not torch.isnan(seg.token_nats[0, 1:]).any()
-    assert torch.isnan(win.token_nats[0, 0]) and not torch.isnan(win.token_nats[0, 1:]).any()
+    assert (torch.isnan(seg.token_nats[0, 0])
+            and not torch.isnan(seg.token_nats[0, 1:]).any())
+    assert (torch.isnan(win.token_nats[0, 0])
+            and not torch.isnan(win.token_nats[0, 1:]).any())
 
 
 def test_sliding_window_matches_brute_force():
@@ -73,7 +81,8 @@ def test_xl_evaluation_with_memory_equals_one_long_pass():
 
 def test_loss_by_position_averages_each_segment_position():
     nats = torch.full((2, 1 + 3 * 4 + 2), float("nan"))
-    nats[:, 1:] = torch.arange(14.0)[None, :].expand(2, 14) % 4  # positions 0, 1, 2, 3, 0, ...
+    # positions 0, 1, 2, 3, 0, ...
+    nats[:, 1:] = torch.arange(14.0)[None, :].expand(2, 14) % 4
     assert loss_by_position(nats, 4).tolist() == [0.0, 1.0, 2.0, 3.0]
 
 
@@ -84,8 +93,8 @@ def test_sliding_window_rejects_short_streams():
 
 # 10. a tiny XL learns a dependency longer than its segment, only with memory
 def copy_task(n_chunks, period=12, repeats=10, vocab=8, seed=0):
-    """Chunks of a random block of `period` symbols repeated: beyond its first copy, every
-    symbol equals the one `period` back, farther than the segment length of 8."""
+    """Chunks of a random block of `period` symbols repeated: beyond its first copy,
+    every symbol equals the one `period` back, farther than the segment length of 8."""
     g = torch.Generator().manual_seed(seed)
     blocks = torch.randint(0, vocab, (n_chunks, 1, period), generator=g)
     tokens = blocks.expand(n_chunks, repeats, period).reshape(-1)
@@ -95,7 +104,8 @@ def copy_task(n_chunks, period=12, repeats=10, vocab=8, seed=0):
 
 @pytest.mark.parametrize("mem_len", [16, 0])
 def test_memory_lets_a_tiny_model_learn_beyond_its_segment(mem_len):
-    cfg = preset("tiny", vocab_size=8, d_model=32, d_head=16, d_inner=64, seg_len=8, mem_len=mem_len)
+    cfg = preset("tiny", vocab_size=8, d_model=32, d_head=16, d_inner=64, seg_len=8,
+                 mem_len=mem_len)
     torch.manual_seed(0)
     model = TransformerXL(cfg)
     tokens, _ = copy_task(400, seed=0)

@@ -1,16 +1,17 @@
-"""The fast attention path (cfg.fast_attn=True, the default) computes the reference path's function.
+"""The fast attention path (cfg.fast_attn=True, the default) computes the reference
+path's function.
 
-Forward logits, new memory and the gradient of every parameter are compared between two models
-with identical weights, one per path: float32 to 1e-5, float64 to 1e-10, with and without
-memory, same_length, clamp_len, relative, Shaw and absolute positions, eval and train
-mode (dropout 0, so train mode is deterministic). No GPU needed.
+Forward logits, new memory and the gradient of every parameter are compared between two
+models with identical weights, one per path: float32 to 1e-5, float64 to 1e-10, with
+and without memory, same_length, clamp_len, relative, Shaw and absolute positions, eval
+and train mode (dropout 0, so train mode is deterministic). No GPU needed.
 """
 
 import pytest
 import torch
 
-from txl_mini.config import preset
 from txl_mini.attention import MultiHeadAttention
+from txl_mini.config import preset
 from txl_mini.fast_attention import FastAttention
 from txl_mini.model import TransformerXL, VanillaTransformer
 
@@ -26,13 +27,15 @@ def pair(cfg, dtype, cls=TransformerXL):
 
 
 def run(model, x, n_segments, train):
-    """Logits of every segment, the final memory and all gradients of the last segment's loss."""
+    """Logits of every segment, the final memory and all gradients of the last
+    segment's loss."""
     model.train(train)
     L = model.cfg.seg_len
     mems, logits = None, []
     for s in range(n_segments):
         model.zero_grad()
-        out = model(x[:, s * L:(s + 1) * L], targets=x[:, s * L + 1:(s + 1) * L + 1], mems=mems)
+        out = model(x[:, s * L:(s + 1) * L],
+                    targets=x[:, s * L + 1:(s + 1) * L + 1], mems=mems)
         mems = out.mems
         logits.append(out.logits.detach())
     out.loss.backward()
@@ -69,13 +72,15 @@ CASES = {
 def test_fast_equals_reference(case, train, dtype):
     cfg = preset("tiny", dropout=0.0, dropatt=0.0, **CASES[case])
     fast, ref = pair(cfg, dtype)
-    with torch.no_grad():  # u, v, R_hat away from their tiny init so (b)-(d) matter
+    # u, v, R_hat away from their tiny init so (b)-(d) matter
+    with torch.no_grad():
         for m in (fast, ref):
             for n, p in m.named_parameters():
                 if n.endswith((".u", ".v", ".R_hat")):
                     p.copy_(torch.linspace(-1, 1, p.numel(), dtype=dtype).view_as(p))
     L = cfg.seg_len
-    x = torch.randint(0, cfg.vocab_size, (3, 3 * L + 1), generator=torch.Generator().manual_seed(1))
+    x = torch.randint(0, cfg.vocab_size, (3, 3 * L + 1),
+                      generator=torch.Generator().manual_seed(1))
     lf, mf, gf = run(fast, x, 3, train)
     lr, mr, gr = run(ref, x, 3, train)
     tol = TOL[dtype]
@@ -87,12 +92,14 @@ def test_fast_equals_reference(case, train, dtype):
         assert_close(a, b, tol, "memory")
     assert gf.keys() == gr.keys()
     for n in gr:
-        assert gr[n].abs().sum() > 0, f"{n} gets no gradient: the comparison would be empty"
+        assert gr[n].abs().sum() > 0, (
+            f"{n} gets no gradient: the comparison would be empty")
         assert_close(gf[n], gr[n], tol, f"grad of {n}")
 
 
 def test_fast_path_really_differs_in_code():
-    """The switch is real: only the fast model runs FastAttention.forward; same names."""
+    """The switch is real: only the fast model runs FastAttention.forward; same
+    names."""
     cfg = preset("tiny", dropout=0.0)
     fast, ref = pair(cfg, torch.float32)
     assert [n for n, _ in fast.named_parameters()] == [
@@ -140,7 +147,8 @@ def test_untie_r_false_shares_u_v_in_fast_path():
     assert all(b.attn.u is model.blocks[0].attn.u for b in model.blocks)
     x = torch.randint(0, cfg.vocab_size, (2, cfg.seg_len + 1))
     model(x[:, :-1], targets=x[:, 1:]).loss.backward()
-    assert model.blocks[0].attn.u.grad is not None and model.blocks[0].attn.u.grad.abs().sum() > 0
+    assert (model.blocks[0].attn.u.grad is not None
+            and model.blocks[0].attn.u.grad.abs().sum() > 0)
 
 
 def test_vanilla_fast_equals_reference():
@@ -156,13 +164,15 @@ def test_vanilla_fast_equals_reference():
 
 
 def test_cache_is_safe_across_inference_mode_and_training():
-    """R and the mask are cached; one made under inference_mode must not reach a backward pass."""
+    """R and the mask are cached; one made under inference_mode must not reach a
+    backward pass."""
     cfg = preset("tiny", dropout=0.0)
     model = TransformerXL(cfg)
     x = torch.randint(0, cfg.vocab_size, (2, cfg.seg_len + 1))
     with torch.inference_mode():
         model(x[:, :-1])
-    model(x[:, :-1], targets=x[:, 1:]).loss.backward()  # would raise if the cache leaked
+    # would raise if the cache leaked
+    model(x[:, :-1], targets=x[:, 1:]).loss.backward()
     assert model.embed.weight.grad is not None
 
 

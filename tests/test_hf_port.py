@@ -1,30 +1,33 @@
 """txl_mini.TransformerXL against a reference implementation (chapter 6).
 
-The reference is Hugging Face `transformers`' TransfoXLLMHeadModel, pinned to 4.57.6 (the last
-release that ships it) in requirements.txt as a TEST dependency; txl_mini never imports it.
-Both models get the same char-level shape (cutoffs=[], div_val=1, adaptive=False, tied
-embeddings, vocabulary 27) and the same weights, copied with txl_mini.hf_port's documented
-mapping. They then read the same text as 4 consecutive segments with memory, in float64, and
-must give the same per-token negative log-likelihood, the same log-probabilities and the same
-memories, with same_length on/off, clamp_len on/off, and u, v shared or per layer.
+The reference is Hugging Face `transformers`' TransfoXLLMHeadModel, pinned to 4.57.6
+(the last release that ships it) in requirements.txt as a TEST dependency; txl_mini
+never imports it. Both models get the same char-level shape (cutoffs=[], div_val=1,
+adaptive=False, tied embeddings, vocabulary 27) and the same weights, copied with
+txl_mini.hf_port's documented mapping. They then read the same text as 4 consecutive
+segments with memory, in float64, and must give the same per-token negative
+log-likelihood, the same log-probabilities and the same memories, with same_length
+on/off, clamp_len on/off, and u, v shared or per layer.
 
-What it takes to run the reference in float64 (each is the reference's own code; said here,
-not hidden):
-- its sinusoid frequencies `pos_emb.inv_freq` are a buffer computed in float32 when the model
-  is built (`model.double()` only widens the rounded values); the mapping overwrites the buffer
-  with frequencies computed in float64, as txl_mini computes them (`to_hf_state_dict`).
+What it takes to run the reference in float64 (each is the reference's own code; said
+here, not hidden):
+- its sinusoid frequencies `pos_emb.inv_freq` are a buffer computed in float32 when the
+  model is built (`model.double()` only widens the rounded values); the mapping
+  overwrites the buffer with frequencies computed in float64, as txl_mini computes them
+  (`to_hf_state_dict`).
 - 4.57.6's TransfoXLModel.forward builds its distances with
-  `torch.arange(..., dtype=torch.int64).type_as(dtype=word_emb.dtype)`, a call torch rejects
-  (TypeError: type_as() needs `other`). The shim lets exactly that keyword form mean
-  `.to(dtype)`, which is what the line intends: float distances K-1 ... 0 in the model's dtype.
+  `torch.arange(..., dtype=torch.int64).type_as(dtype=word_emb.dtype)`, a call torch
+  rejects (TypeError: type_as() needs `other`). The shim lets exactly that keyword form
+  mean `.to(dtype)`, which is what the line intends: float distances K-1 ... 0 in the
+  model's dtype.
 - its masking step is written for float16 models: `attn_score.float().masked_fill(mask,
   finfo(attn_score.dtype).min)`. For a float64 model the fill value overflows float32
-  (RuntimeError), and the scores would be rounded to float32. The shim makes `.float()` a no-op
-  on float64 tensors, so the mask is applied in float64.
-`reference_call_shim` does both, only while the reference runs; no other arithmetic of the
-reference changes. With it the two models agree to float64 rounding (TOL = 1e-10); a broken
-shift or swapped u and v misses that by many orders of magnitude (the last tests show it, so
-the comparison cannot pass vacuously).
+  (RuntimeError), and the scores would be rounded to float32. The shim makes `.float()`
+  a no-op on float64 tensors, so the mask is applied in float64.
+`reference_call_shim` does both, only while the reference runs; no other arithmetic of
+the reference changes. With it the two models agree to float64 rounding (TOL = 1e-10);
+a broken shift or swapped u and v misses that by many orders of magnitude (the last
+tests show it, so the comparison cannot pass vacuously).
 """
 
 from __future__ import annotations
@@ -38,30 +41,33 @@ import torch.nn.functional as F
 
 from txl_mini import attention
 from txl_mini.config import ModelConfig
-from txl_mini.model import TransformerXL
 from txl_mini.hf_port import (
     from_hf_mems,
     mapping_rows,
     to_hf_mems,
     to_hf_state_dict,
 )
+from txl_mini.model import TransformerXL
 
 with warnings.catch_warnings():
-    warnings.simplefilter("ignore")  # the deprecated model announces its deprecation on import
+    # the deprecated model announces its deprecation on import
+    warnings.simplefilter("ignore")
     from transformers import TransfoXLConfig, TransfoXLLMHeadModel
 
-N_SEGMENTS = 4  # >= 3: the third segment's memory already holds states computed from memory
+# >= 3: the third segment's memory already holds states computed from memory
+N_SEGMENTS = 4
 TOL = 1e-10  # nats; float64 rounding through 3 layers and 4 segments is ~1e-14
 BASE = ModelConfig(
     vocab_size=27, n_layer=3, n_head=2, d_head=8, d_model=16, d_inner=32, dropout=0.0,
-    seg_len=8, mem_len=12,  # M != L, so a wrong shift or window cannot line up by accident
+    # M != L, so a wrong shift or window cannot line up by accident
+    seg_len=8, mem_len=12,
 )
 
 
 @contextlib.contextmanager
 def reference_call_shim():
-    """While the reference runs: `t.type_as(dtype=d)` means `t.to(d)`, and `.float()` keeps
-    float64 tensors float64 (see the module docstring for why each is needed)."""
+    """While the reference runs: `t.type_as(dtype=d)` means `t.to(d)`, and `.float()`
+    keeps float64 tensors float64 (see the module docstring for why each is needed)."""
     type_as, to_float = torch.Tensor.type_as, torch.Tensor.float
 
     def type_as_shim(self, other=None, *, dtype=None):
@@ -76,12 +82,14 @@ def reference_call_shim():
     try:
         yield
     finally:
-        del torch.Tensor.type_as, torch.Tensor.float  # back to torch's own (from TensorBase)
+        # back to torch's own (from TensorBase)
+        del torch.Tensor.type_as, torch.Tensor.float
         assert torch.Tensor.type_as is type_as and torch.Tensor.float is to_float
 
 
 def build_pair(cfg: ModelConfig, seed: int = 0):
-    """(txl_mini model, reference model), both float64, eval mode, with identical weights."""
+    """(txl_mini model, reference model), both float64, eval mode, with identical
+    weights."""
     torch.manual_seed(seed)
     ours = TransformerXL(cfg)
     with torch.no_grad():
@@ -96,27 +104,32 @@ def build_pair(cfg: ModelConfig, seed: int = 0):
         d_model=cfg.d_model, d_embed=cfg.d_model, n_head=cfg.n_head, d_head=cfg.d_head,
         d_inner=cfg.d_inner, n_layer=cfg.n_layer, mem_len=cfg.mem_len,
         clamp_len=cfg.clamp_len, same_length=cfg.same_length, untie_r=cfg.untie_r,
-        pre_lnorm=cfg.pre_lnorm, dropout=0.0, dropatt=0.0, tie_word_embeddings=cfg.tie_weights,
+        pre_lnorm=cfg.pre_lnorm, dropout=0.0, dropatt=0.0,
+        tie_word_embeddings=cfg.tie_weights,
         layer_norm_epsilon=1e-5,  # torch's nn.LayerNorm default, which txl_mini uses
     )
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # DeprecationWarning about its future output format
+        # DeprecationWarning about its future output format
+        warnings.simplefilter("ignore")
         ref = TransfoXLLMHeadModel(ref_cfg)
     ref = ref.double().eval()
-    # strict: every reference tensor (the inv_freq buffer included) comes from the mapping
+    # strict: every reference tensor (the inv_freq buffer included) comes from
+    # the mapping
     ref.load_state_dict(to_hf_state_dict(ours.state_dict(), cfg), strict=True)
     return ours, ref
 
 
 def run_both(ours, ref, cfg: ModelConfig, seed: int = 1):
-    """Per segment: (our NLL, reference NLL, our log-probs, reference log-probs, mems, mems)."""
+    """Per segment: (our NLL, reference NLL, our log-probs, reference log-probs, mems,
+    mems)."""
     g = torch.Generator().manual_seed(seed)
     B, L = 2, cfg.seg_len
     text = torch.randint(0, cfg.vocab_size, (B, N_SEGMENTS * L + 1), generator=g)
     our_mems = None
-    # The reference starts with zero-filled memory of length mem_len unless given one; give it
-    # an EMPTY memory (M = 0), which is what txl_mini starts with.
-    ref_mems = [torch.zeros(0, B, cfg.d_model, dtype=torch.float64) for _ in range(cfg.n_layer)]
+    # The reference starts with zero-filled memory of length mem_len unless given one;
+    # give it an EMPTY memory (M = 0), which is what txl_mini starts with.
+    ref_mems = [torch.zeros(0, B, cfg.d_model, dtype=torch.float64)
+                for _ in range(cfg.n_layer)]
     results = []
     with torch.no_grad():
         for s in range(N_SEGMENTS):
@@ -128,7 +141,8 @@ def run_both(ours, ref, cfg: ModelConfig, seed: int = 1):
             with reference_call_shim():
                 r = ref(input_ids=x, mems=ref_mems, return_dict=True)
             ref_mems = r.mems
-            ref_lp = r.prediction_scores  # (B, L, V): the reference returns log-probabilities
+            # (B, L, V): the reference returns log-probabilities
+            ref_lp = r.prediction_scores
             our_nll = -our_lp.gather(-1, y[..., None])[..., 0]  # (B, L)
             ref_nll = -ref_lp.gather(-1, y[..., None])[..., 0]
             results.append(
@@ -143,7 +157,8 @@ def max_nll_gap(results) -> float:
 CASES = [  # both attention paths: the readable one (chapters 3-5) and the fast default
     pytest.param(dict(same_length=sl, clamp_len=cl, untie_r=ut, fast_attn=fa),
                  id=f"same_length={sl}-clamp_len={cl}-untie_r={ut}-fast_attn={fa}")
-    for sl in (False, True) for cl in (-1, 5) for ut in (False, True) for fa in (False, True)
+    for sl in (False, True) for cl in (-1, 5) for ut in (False, True)
+    for fa in (False, True)
 ]
 
 
@@ -153,11 +168,14 @@ def test_same_nll_logprobs_and_memory_as_the_reference(changes):
     ours, ref = build_pair(cfg)
     results = run_both(ours, ref, cfg)
     for s, (our_nll, ref_nll, our_lp, ref_lp, our_mems, ref_mems) in enumerate(results):
-        torch.testing.assert_close(our_nll, ref_nll, rtol=0, atol=TOL, msg=f"NLL, segment {s}")
-        torch.testing.assert_close(our_lp, ref_lp, rtol=0, atol=TOL, msg=f"log-probs, segment {s}")
+        torch.testing.assert_close(our_nll, ref_nll, rtol=0, atol=TOL,
+                                   msg=f"NLL, segment {s}")
+        torch.testing.assert_close(our_lp, ref_lp, rtol=0, atol=TOL,
+                                   msg=f"log-probs, segment {s}")
         assert len(our_mems) == len(ref_mems) == cfg.n_layer
         for m, rm in zip(our_mems, ref_mems):
-            assert m.shape == rm.shape == (2, min(cfg.mem_len, (s + 1) * cfg.seg_len), cfg.d_model)
+            assert m.shape == rm.shape == (
+                2, min(cfg.mem_len, (s + 1) * cfg.seg_len), cfg.d_model)
             torch.testing.assert_close(m, rm, rtol=0, atol=TOL)
     # the losses really are different per token (not a degenerate all-equal case)
     assert results[-1][0].std() > 0.1
@@ -178,7 +196,8 @@ def test_mapping_covers_every_parameter_once():
         rows = mapping_rows(cfg)
         ours_names = {r[1] for r in rows}
         model = TransformerXL(cfg)
-        assert ours_names == set(model.state_dict())  # every txl_mini tensor, nothing invented
+        # every txl_mini tensor, nothing invented
+        assert ours_names == set(model.state_dict())
         ref_sd = to_hf_state_dict(model.state_dict(), cfg)
         _, ref = build_pair(cfg)
         assert set(ref_sd) == set(ref.state_dict())
@@ -202,7 +221,7 @@ def test_memory_layout_round_trip():
     assert all(torch.equal(a, b) for a, b in zip(mems, from_hf_mems(ref)))
 
 
-# --- the comparison is sensitive: the mistakes chapter 5 and 4 warn about are caught -----
+# --- the comparison is sensitive: the mistakes chapter 5 and 4 warn about are caught
 
 
 def test_a_broken_shift_is_caught(monkeypatch):
@@ -212,7 +231,8 @@ def test_a_broken_shift_is_caught(monkeypatch):
     ours, ref = build_pair(cfg)
     assert max_nll_gap(run_both(ours, ref, cfg)) < TOL
 
-    def shift_off_by_one(x):  # the classic mistake: forget to drop the first re-read row
+    # the classic mistake: forget to drop the first re-read row
+    def shift_off_by_one(x):
         *batch, L, K = x.shape
         x = torch.cat([x.new_zeros(*batch, L, 1), x], dim=-1).view(*batch, K + 1, L)
         return x[..., :-1, :].reshape(*batch, L, K)

@@ -1,11 +1,17 @@
-"""Correctness of the core: shift, relative attention, recurrence, masks (design.md §7)."""
+"""Correctness of the core: shift, relative attention, recurrence, masks
+(design.md §7)."""
 
 import math
 
 import pytest
 import torch
 
-from txl_mini.attention import MultiHeadAttention, causal_mask, naive_rel_term, rel_shift
+from txl_mini.attention import (
+    MultiHeadAttention,
+    causal_mask,
+    naive_rel_term,
+    rel_shift,
+)
 from txl_mini.config import PRESETS, ModelConfig, preset
 from txl_mini.model import TransformerXL, VanillaTransformer
 from txl_mini.positional import relative_encoding
@@ -25,7 +31,8 @@ def visible(L: int, M: int) -> torch.Tensor:
 
 
 # 1. rel_shift equals the naive gather of R_{i-j}
-@pytest.mark.parametrize("B,L,M,H", [(1, 5, 0, 1), (2, 6, 3, 2), (3, 4, 9, 4), (2, 7, 7, 3)])
+@pytest.mark.parametrize("B,L,M,H",
+                         [(1, 5, 0, 1), (2, 6, 3, 2), (3, 4, 9, 4), (2, 7, 7, 3)])
 def test_rel_shift_matches_naive_gather(B, L, M, H):
     torch.manual_seed(0)
     D, K = 5, L + M
@@ -34,7 +41,8 @@ def test_rel_shift_matches_naive_gather(B, L, M, H):
     fast = rel_shift(torch.einsum("blhd,khd->bhlk", q, r))  # (B, H, L, K)
     slow = naive_rel_term(q, r)
     vis = visible(L, M)
-    assert torch.allclose(fast[..., vis], slow[..., vis], rtol=0, atol=1e-12)  # float64 round-off only
+    # float64 round-off only
+    assert torch.allclose(fast[..., vis], slow[..., vis], rtol=0, atol=1e-12)
     # and the naive gather really is q_i . r_{i-j}: spot-check one entry by hand
     i, j = L - 1, M  # query at key M+L-1, key M: distance L-1, R row K-1-(L-1)
     assert torch.isclose(slow[0, 0, i, j], q[0, i, 0] @ r[K - 1 - (L - 1), 0])
@@ -65,7 +73,8 @@ def test_logits_depend_only_on_distance_without_content():
     for d in dist[vis].unique():
         entries = logits[..., (dist == d) & vis]  # (B, H, n) all pairs at distance d
         assert torch.allclose(entries, entries[..., :1].expand_as(entries), atol=1e-12)
-    # and the logits are not trivially constant: different distances give different scores
+    # and the logits are not trivially constant: different distances give
+    # different scores
     assert logits[..., vis].std() > 1e-3
 
 
@@ -101,11 +110,13 @@ def test_memory_equals_one_long_pass(mem_len):
 
 
 def test_absolute_positions_break_the_equivalence():
-    # the same check fails for absolute encodings: segment 2 reuses positions 0..L-1 (chapter 3)
+    # the same check fails for absolute encodings: segment 2 reuses positions 0..L-1
+    # (chapter 3)
     cfg = tiny(pos_enc="absolute")
     model = make(cfg)
     L = cfg.seg_len
-    x = torch.randint(0, cfg.vocab_size, (2, 2 * L), generator=torch.Generator().manual_seed(1))
+    x = torch.randint(0, cfg.vocab_size, (2, 2 * L),
+                      generator=torch.Generator().manual_seed(1))
     with torch.no_grad():
         out2 = model(x[:, L:], mems=model(x[:, :L]).mems)
         full = model(x)
@@ -117,7 +128,8 @@ def test_memory_is_detached_and_gradients_ignore_its_history():
     cfg = tiny()  # dropout 0: train mode is deterministic
     model = make(cfg).train()
     L = cfg.seg_len
-    x = torch.randint(0, cfg.vocab_size, (2, 2 * L + 1), generator=torch.Generator().manual_seed(2))
+    x = torch.randint(0, cfg.vocab_size, (2, 2 * L + 1),
+                      generator=torch.Generator().manual_seed(2))
     mems = model(x[:, :L]).mems  # produced with autograd recording
     with torch.no_grad():
         mems_ng = model(x[:, :L]).mems  # produced without
@@ -139,7 +151,8 @@ def test_causality_within_and_across_segments():
     cfg = tiny()
     model = make(cfg)
     L, t = cfg.seg_len, 5
-    x = torch.randint(0, cfg.vocab_size, (1, 2 * L), generator=torch.Generator().manual_seed(4))
+    x = torch.randint(0, cfg.vocab_size, (1, 2 * L),
+                      generator=torch.Generator().manual_seed(4))
     y = x.clone()
     y[0, t] = (x[0, t] + 1) % cfg.vocab_size  # change token t of segment 1
     with torch.no_grad():
@@ -147,7 +160,8 @@ def test_causality_within_and_across_segments():
         a2, b2 = model(x[:, L:], mems=a1.mems), model(y[:, L:], mems=b1.mems)
     assert torch.equal(a1.logits[:, :t], b1.logits[:, :t])
     assert not torch.allclose(a1.logits[:, t:], b1.logits[:, t:])
-    assert not torch.allclose(a2.logits, b2.logits)  # the change reaches segment 2 via memory
+    # the change reaches segment 2 via memory
+    assert not torch.allclose(a2.logits, b2.logits)
     z = x.clone()
     z[0, L + t] = (x[0, L + t] + 1) % cfg.vocab_size  # change token t of segment 2
     with torch.no_grad():
@@ -161,7 +175,8 @@ def test_memory_length_and_contents():
     cfg = tiny(mem_len=12)
     model = make(cfg)
     L = cfg.seg_len
-    x = torch.randint(0, cfg.vocab_size, (2, 3 * L), generator=torch.Generator().manual_seed(5))
+    x = torch.randint(0, cfg.vocab_size, (2, 3 * L),
+                      generator=torch.Generator().manual_seed(5))
     layer_inputs = []
     hooks = [b.register_forward_pre_hook(lambda mod, args: layer_inputs.append(args[0]))
              for b in model.blocks]
@@ -176,7 +191,8 @@ def test_memory_length_and_contents():
     assert len(mems) == cfg.n_layer
     n = cfg.n_layer
     for layer in range(n):
-        seen = torch.cat([layer_inputs[s * n + layer] for s in range(3)], dim=1)  # (B, 3L, C)
+        # (B, 3L, C)
+        seen = torch.cat([layer_inputs[s * n + layer] for s in range(3)], dim=1)
         assert torch.equal(mems[layer], seen[:, -12:])
 
 
@@ -188,21 +204,23 @@ def test_no_memory_returns_no_mems():
 
 # 7. no NaN anywhere
 @pytest.mark.parametrize("changes", [
-    dict(same_length=True, mem_len=1), dict(same_length=True, mem_len=3), dict(mem_len=0),
-    dict(mem_len=0, same_length=True), dict(clamp_len=2), dict(pre_lnorm=True),
-    dict(pos_enc="absolute"),
+    dict(same_length=True, mem_len=1), dict(same_length=True, mem_len=3),
+    dict(mem_len=0), dict(mem_len=0, same_length=True), dict(clamp_len=2),
+    dict(pre_lnorm=True), dict(pos_enc="absolute"),
 ])
 def test_no_nan(changes):
     cfg = tiny(**changes)
     model = make(cfg).train()
-    x = torch.randint(0, cfg.vocab_size, (2, 3 * cfg.seg_len + 1), generator=torch.Generator().manual_seed(6))
+    x = torch.randint(0, cfg.vocab_size, (2, 3 * cfg.seg_len + 1),
+                      generator=torch.Generator().manual_seed(6))
     mems = None
     for s in range(3):
         seg = slice(s * cfg.seg_len, (s + 1) * cfg.seg_len)
         out = model(x[:, seg], targets=x[:, seg.start + 1:seg.stop + 1], mems=mems)
         assert torch.isfinite(out.logits).all() and torch.isfinite(out.loss)
         out.loss.backward()
-        assert all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)
+        assert all(torch.isfinite(p.grad).all() for p in model.parameters()
+                   if p.grad is not None)
         mems = out.mems
 
 
@@ -233,7 +251,8 @@ def test_parameters_finite_after_init(name):
 
 def test_eval_is_deterministic_under_a_fixed_seed():
     cfg = tiny(dropout=0.2)
-    x = torch.randint(0, cfg.vocab_size, (2, cfg.seg_len), generator=torch.Generator().manual_seed(7))
+    x = torch.randint(0, cfg.vocab_size, (2, cfg.seg_len),
+                      generator=torch.Generator().manual_seed(7))
     a, b = make(cfg, seed=11), make(cfg, seed=11)
     with torch.no_grad():
         assert torch.equal(a(x).logits, b(x).logits)
@@ -243,15 +262,17 @@ def test_eval_is_deterministic_under_a_fixed_seed():
 
 def test_paper_presets():
     base, large = PRESETS["text8_base"], PRESETS["text8_large"]
-    assert (base.n_layer, base.d_model, base.n_head, base.d_head, base.d_inner) == (12, 512, 8, 64, 2048)
+    assert (base.n_layer, base.d_model, base.n_head, base.d_head,
+            base.d_inner) == (12, 512, 8, 64, 2048)
     assert (base.dropout, base.seg_len, base.mem_len) == (0.1, 512, 512)
-    assert (large.n_layer, large.d_model, large.n_head, large.d_head, large.d_inner) == (24, 1024, 8, 128, 3072)
+    assert (large.n_layer, large.d_model, large.n_head, large.d_head,
+            large.d_inner) == (24, 1024, 8, 128, 3072)
     assert (large.dropout, large.seg_len, large.mem_len) == (0.15, 768, 768)
 
 
 @pytest.mark.parametrize("bad", [
-    dict(vocab_size=1), dict(n_head=0), dict(mem_len=-1), dict(seg_len=0), dict(clamp_len=0),
-    dict(dropout=1.0), dict(pos_enc="rotary"), dict(d_model=15),
+    dict(vocab_size=1), dict(n_head=0), dict(mem_len=-1), dict(seg_len=0),
+    dict(clamp_len=0), dict(dropout=1.0), dict(pos_enc="rotary"), dict(d_model=15),
 ])
 def test_invalid_configs_raise(bad):
     with pytest.raises(ValueError):
@@ -266,7 +287,8 @@ def test_unknown_preset_raises():
 def test_vanilla_is_xl_with_both_ideas_off():
     v = VanillaTransformer(tiny())
     assert v.cfg.mem_len == 0 and v.cfg.pos_enc == "absolute"
-    out = v(torch.zeros(2, 8, dtype=torch.long), targets=torch.zeros(2, 8, dtype=torch.long))
+    out = v(torch.zeros(2, 8, dtype=torch.long),
+            targets=torch.zeros(2, 8, dtype=torch.long))
     assert out.logits.shape == (2, 8, 27) and out.mems == [] and out.loss.ndim == 0
     with pytest.raises(ValueError):
         v(torch.zeros(2, 8, dtype=torch.long), mem_len=8)
@@ -286,7 +308,8 @@ def test_runs_in_float64(pos_enc):
     x = torch.randint(0, 27, (2, 8), generator=torch.Generator().manual_seed(8))
     out = model(x)
     out2 = model(x, mems=out.mems)
-    assert out2.logits.dtype == torch.float64 and all(m.dtype == torch.float64 for m in out2.mems)
+    assert (out2.logits.dtype == torch.float64
+            and all(m.dtype == torch.float64 for m in out2.mems))
 
 
 def test_u_v_shared_across_layers_by_default_and_untied_on_request():
@@ -303,13 +326,15 @@ def test_positions_follow_the_requested_dtype():
     R64 = relative_encoding(50, 16, dtype=torch.float64)
     assert R64.dtype == torch.float64
     # float64 all the way: sin(49 * 10000^(-2/16)) computed in double precision
-    assert abs(R64[0, 1].item() - math.sin(49 * 10000 ** (-2 / 16))) < 1e-12  # float32: ~1e-6
+    # (float32: ~1e-6)
+    assert abs(R64[0, 1].item() - math.sin(49 * 10000 ** (-2 / 16))) < 1e-12
 
 
 def test_package_surface():
     import txl_mini
 
-    for name in ("TransformerXL", "VanillaTransformer", "ModelConfig", "preset", "CharVocab"):
+    for name in ("TransformerXL", "VanillaTransformer", "ModelConfig", "preset",
+                 "CharVocab"):
         assert hasattr(txl_mini, name)
     for name in txl_mini.__all__:
         assert getattr(txl_mini, name) is not None

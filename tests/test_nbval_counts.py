@@ -1,4 +1,5 @@
-"""scripts/nbval_counts.py counts exact vs tolerant cells correctly (a synthetic notebook)."""
+"""scripts/nbval_counts.py counts exact vs tolerant cells correctly (a synthetic
+notebook)."""
 
 from __future__ import annotations
 
@@ -19,12 +20,14 @@ SYNTHETIC = {
     "nbformat": 4, "nbformat_minor": 5, "metadata": {},
     "cells": [
         {"cell_type": "markdown", "source": "# title", "metadata": {}},
-        _code("print(1)", outputs=[{"output_type": "stream", "name": "stdout", "text": "1\n"}]),
+        _code("print(1)",
+              outputs=[{"output_type": "stream", "name": "stdout", "text": "1\n"}]),
         _code(["x = 1\n", "y = 2"]),  # no output: still compared (must stay silent)
         _code("   \n"),  # whitespace only: nbval ignores it, not counted
         _code("print(loss)", tags=["nbval-ignore-output", "hide-input"]),
         _code("slow()", tags=["nbval-skip"]),
-        _code("# NBVAL_IGNORE_OUTPUT\nprint(t)"),  # nbval's comment marker counts as well
+        # nbval's comment marker counts as well
+        _code("# NBVAL_IGNORE_OUTPUT\nprint(t)"),
         _code("plot()", tags=["hide-input"]),  # other tags do not change anything
     ],
 }
@@ -45,8 +48,10 @@ def test_counts_a_synthetic_notebook(tmp_path):
     assert res.returncode == 0, res.stderr
     data = json.loads(res.stdout)
     counts = data["notebooks"]
-    assert counts["synthetic.ipynb"] == {"exact": 3, "ignored": 2, "skipped": 1, "code": 6}
-    assert counts["all_exact.ipynb"] == {"exact": 1, "ignored": 0, "skipped": 0, "code": 1}
+    assert counts["synthetic.ipynb"] == {
+        "exact": 3, "ignored": 2, "skipped": 1, "code": 6}
+    assert counts["all_exact.ipynb"] == {
+        "exact": 1, "ignored": 0, "skipped": 0, "code": 1}
     assert data["total"] == {"exact": 4, "ignored": 2, "skipped": 1, "code": 7}
 
     table = _run(nb, other)

@@ -31,8 +31,9 @@ def test_keeps_improving_is_a_lower_bound():
 
 
 def test_only_gains_over_the_group_baseline_count():
-    # "good" is better everywhere and flattens at 300; "weak" improves until 700, but its loss
-    # at 200 is still above good's at 100, so its first step gains nothing and its walk stops.
+    # "good" is better everywhere and flattens at 300; "weak" improves until 700, but
+    # its loss at 200 is still above good's at 100, so its first step gains nothing and
+    # its walk stops.
     good = table(lambda c: max(1.0, 2.0 - c / 300))  # 1.667 at 100, 1.0 from 300 on
     weak = table(lambda c: 3.0 - min(c, 700) / 400)  # 2.75 at 100 ... 1.25 from 700 on
     losses = {"good": good, "weak": weak}
@@ -58,7 +59,8 @@ def test_r_selects_the_hard_positions():
     # without them (easy targets only) it stops at 200
     easy = {"m": {c: curve(c)[10:] for c in CONTEXTS}}
     assert recl(easy, r=1.0) == {"m": Recl(200, False)}
-    # r selects by the baseline at the short context: the top 10% are exactly the hard ones
+    # r selects by the baseline at the short context: the top 10% are exactly the
+    # hard ones
     only_easy_gains = {"m": {c: torch.cat([torch.full((10,), 5.0), curve(c)[10:]])
                              for c in CONTEXTS}}
     assert recl(only_easy_gains, r=0.1) == {"m": Recl(100, False)}
@@ -85,11 +87,13 @@ def test_single_model_and_single_context():
 
 @pytest.mark.parametrize("bad, message", [
     ({}, "empty"),
-    ({"a": {100: torch.ones(3), 200: torch.ones(3)}, "b": {100: torch.ones(3)}}, "same ones"),
+    ({"a": {100: torch.ones(3), 200: torch.ones(3)}, "b": {100: torch.ones(3)}},
+     "same ones"),
     ({"a": {100: torch.ones(3), 200: torch.ones(4)}}, "shape"),
     ({"a": {100: torch.ones(3)}, "b": {100: torch.ones(5)}}, "shape"),
     ({"a": {100: torch.ones(3, 2)}}, "1-D"),
-    ({"a": {100: torch.ones(3), 200: torch.ones(3), 400: torch.ones(3)}}, "evenly spaced"),
+    ({"a": {100: torch.ones(3), 200: torch.ones(3), 400: torch.ones(3)}},
+     "evenly spaced"),
     ({"a": {100: torch.tensor([1.0, float("nan")])}}, "NaN"),
 ])
 def test_bad_tables_raise_clear_errors(bad, message):
@@ -108,11 +112,12 @@ def test_bad_arguments():
     assert check_losses(losses) == CONTEXTS
 
 
-# --- loss_table on tiny models -----------------------------------------------------------------
+# --- loss_table on tiny models --------------------------------------------------------
 
 def _models():
     torch.manual_seed(0)
-    xl = TransformerXL(preset("tiny", seg_len=4, mem_len=4)).double()  # reach 2*4+4-1 = 11
+    # reach 2*4+4-1 = 11
+    xl = TransformerXL(preset("tiny", seg_len=4, mem_len=4)).double()
     van = VanillaTransformer(preset("tiny", seg_len=16)).double()
     return {"xl": xl, "vanilla": van}
 
@@ -137,8 +142,8 @@ def test_loss_table_aligns_targets_and_windows_see_exactly_c(name):
             logits = model(tokens[None, t - 4:t], mems=out.mems).logits[0, -1]
     expected = torch.nn.functional.cross_entropy(logits[None], tokens[t:t + 1]).item()
     assert lt[c][k].item() == pytest.approx(expected, abs=1e-9)
-    # a window of c sees exactly c characters: changing the character c + 1 back leaves the
-    # loss unchanged, changing the one c back changes it
+    # a window of c sees exactly c characters: changing the character c + 1 back leaves
+    # the loss unchanged, changing the one c back changes it
     for where, changes in [(t - c - 1, False), (t - c, True)]:
         edited = tokens.clone()
         edited[where] = (edited[where] + 1) % 27
@@ -147,14 +152,16 @@ def test_loss_table_aligns_targets_and_windows_see_exactly_c(name):
 
 
 def test_loss_table_stride_max_window_and_errors():
-    model = _models()["vanilla"]  # causal, one segment: the last target of a window is exact
+    # causal, one segment: the last target of a window is exact
+    model = _models()["vanilla"]
     tokens = torch.randint(0, 27, (60,))
     exact = loss_table(model, tokens, [4, 8], n_targets=11)
     strided = loss_table(model, tokens, [4, 8], n_targets=11, stride=4, batch_size=2)
     # the last target of every window sees exactly c characters in both layouts
     for k in (3, 7, 10):
         assert strided[8][k].item() == pytest.approx(exact[8][k].item(), abs=1e-9)
-    assert strided[8][0].item() != pytest.approx(exact[8][0].item(), abs=1e-9)  # saw 5 chars
+    # saw 5 chars
+    assert strided[8][0].item() != pytest.approx(exact[8][0].item(), abs=1e-9)
     assert all(x.shape == (11,) and not torch.isnan(x).any() for x in strided.values())
     capped = loss_table(model, tokens, [4, 8], n_targets=11, max_window=4)
     assert torch.equal(capped[8], exact[4]) and torch.equal(capped[4], exact[4])
