@@ -71,8 +71,7 @@ def test_crash_mid_write_keeps_the_previous_checkpoint(tmp_path, monkeypatch):
     save_checkpoint(path, old, {"step": 1})
 
     def broken_save(obj, f):  # half the bytes, then the process "dies"
-        with open(f, "wb") as out:  # f: the temporary path beside last.pt
-            out.write(b"PK\x03\x04" + b"\0" * 100)
+        f.write(b"PK\x03\x04" + b"\0" * 100)  # f: the temporary file beside last.pt
         raise KeyboardInterrupt
 
     monkeypatch.setattr(torch, "save", broken_save)

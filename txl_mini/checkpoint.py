@@ -88,7 +88,14 @@ def save_checkpoint(path: str, model: torch.nn.Module, meta: dict,
     _check_plain({k: v for k, v in payload.items() if k != "state_dict"}, "checkpoint")
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with atomic_path(path) as tmp:
-        torch.save(payload, tmp)
+        try:
+            with open(tmp, "wb") as f:  # a file object: a full disk surfaces as OSError
+                torch.save(payload, f)
+        except RuntimeError as e:  # torch's writer wraps the OSError ("enforce fail")
+            cause = e.__context__
+            if not isinstance(cause, OSError):
+                raise
+            raise OSError(cause.errno, cause.strerror, os.fspath(path)) from None
 
 
 def read_checkpoint(path: str, device=None) -> dict:
