@@ -28,11 +28,13 @@ def sample_next(logits: torch.Tensor, temperature: float = 1.0, top_k: Optional[
     temperature 0 means greedy (argmax); below 1 sharpens, above 1 flattens the distribution.
     top_k keeps only the k most likely ids before drawing.
     """
-    if temperature < 0:
-        raise ValueError(f"temperature must be >= 0, got {temperature}")
+    if not temperature >= 0 or temperature == float("inf"):  # NaN fails >= too
+        raise ValueError(f"temperature must be a finite number >= 0, got {temperature}")
     if top_k is not None and top_k < 1:
         raise ValueError(f"top_k must be >= 1, got {top_k}")
     logits = logits.float()
+    if torch.isnan(logits).any():
+        raise ValueError("the model's logits are NaN: its weights are broken")
     if temperature == 0:
         return logits.argmax(dim=-1)  # (B,)
     logits = logits / temperature
