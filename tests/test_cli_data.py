@@ -27,7 +27,7 @@ def test_no_subcommand_prints_help(capsys):
 def test_help_shows_defaults(capsys):
     with pytest.raises(SystemExit):
         main(["offline", "--help"])
-    assert "(default: 5000000)" in capsys.readouterr().out
+    assert "(default: 2000000)" in capsys.readouterr().out
 
 
 def test_offline_out_into_missing_directory(tmp_path, capsys):

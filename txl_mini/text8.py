@@ -202,11 +202,26 @@ def load_text8(path: Optional[PathLike] = None, *, cache_dir: Optional[PathLike]
         return split_text8(_read_text(p, text_size, text_sha1))
 
     cache = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
+    made = [p for p in (cache, *cache.parents) if not p.exists()]  # to undo on failure
     try:
         cache.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise DataError(f"cannot create cache directory {cache}: {e.strerror}. "
                         "Pass cache_dir=... or set TXL_MINI_CACHE.") from None
+    try:
+        return _cached_or_download(cache, url, zip_size, zip_sha1, text_size,
+                                   text_sha1, progress)
+    except BaseException:  # a failed first download leaves no empty cache directory
+        for p in made:  # deepest first
+            try:
+                p.rmdir()
+            except OSError:
+                break
+        raise
+
+
+def _cached_or_download(cache: Path, url: str, zip_size: int, zip_sha1: str,
+                        text_size: int, text_sha1: str, progress: bool) -> Splits:
     dest = cache / "text8.zip"
     if dest.is_file() and (dest.stat().st_size, _sha1_file(dest)) != (zip_size, zip_sha1):
         # Not the verified file (damaged, or placed by hand): keep it aside, never delete it.

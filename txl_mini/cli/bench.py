@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import tempfile
 import time
 from contextlib import nullcontext
 
@@ -30,60 +32,106 @@ from ..files import atomic_path
 from .bench_eval import EVAL_LENS, bench_eval, memory_flatness
 from .bench_profile import format_profile, profile_step
 from .bench_train import bench_training, matmul_flops, train_config
-from .options import UsageError, pick_device
+from .options import (HelpFormatter, UsageError, check_at_least, check_threads, fail,
+                      interrupted, pick_device)
 
 PROG = "python -m txl_mini bench"
 
 
-def main(argv=None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0],
-                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="small smoke run (< 60 s on a CPU)")
-    ap.add_argument("--json", metavar="PATH", help="also write the results as JSON here")
-    ap.add_argument("--device", default=None,
-                    help="cpu or cuda (default: cuda if available)")
-    ap.add_argument("--threads", type=int, default=1, help="torch CPU threads")
-    ap.add_argument("--batch", type=int, default=16, help="training batch size")
-    ap.add_argument("--eval-batch", type=int, default=1,
-                    help="evaluation batch size, the same for XL and the vanilla window")
-    ap.add_argument("--rounds", type=int, default=None, help="interleaved timing rounds")
-    ap.add_argument("--steps", type=int, default=None, help="training steps per round")
-    ap.add_argument("--max-attn-len", type=int, default=None,
-                    help="longest evaluation attention length (default 3800; --quick: 1024)")
-    ap.add_argument("--long-segments", type=int, default=2000,
-                    help="segments of the memory-flatness evaluation")
-    ap.add_argument("--compile", action="store_true", help="torch.compile the training models")
-    ap.add_argument("--profile", action="store_true",
-                    help="also split one training step per model by torch.profiler (CPU only)")
-    ap.add_argument("--no-progress", action="store_true", help="no progress bars")
-    args = ap.parse_args(argv)
+                                 formatter_class=HelpFormatter)
+    add = ap.add_argument
+    add("--quick", action="store_true", help="small smoke run (< 60 s on a CPU)")
+    add("--json", metavar="PATH", help="also write the results as JSON here")
+    add("--device", default=None,
+        help="cpu or cuda (default: cuda if available, else cpu)")
+    add("--threads", type=int, default=1, help="torch CPU threads")
+    add("--batch", type=int, default=16, help="training batch size")
+    add("--eval-batch", type=int, default=1,
+        help="evaluation batch size, the same for XL and the vanilla window")
+    add("--rounds", type=int, default=None,
+        help="interleaved timing rounds (default: 5; --quick: 2)")
+    add("--steps", type=int, default=None,
+        help="training steps per round (default: 3; --quick: 2)")
+    add("--max-attn-len", type=int, default=None,
+        help="longest evaluation attention length (default: 3800; --quick: 1024)")
+    add("--long-segments", type=int, default=2000,
+        help="segments of the memory-flatness evaluation")
+    add("--compile", action="store_true", help="torch.compile the training models")
+    add("--profile", action="store_true",
+        help="also split one training step per model by torch.profiler (CPU only)")
+    add("--quiet", "--no-progress", dest="quiet", action="store_true",
+        help="no progress bars")
+    return ap
+
+
+def check_json_path(path: str) -> None:
+    """--json: a writable file name, checked before minutes of benchmarking."""
+    if os.path.isdir(path):
+        raise UsageError(f"--json {path} is a directory; give a file name")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise UsageError(f"--json {path}: directory {folder} does not exist")
     try:
-        device = pick_device(args.device or "auto")
-        # the timings synchronise CUDA only (speed.synchronize): on Apple's MPS they
-        # would time queued kernels, so auto means cuda or cpu here
-        if device.type == "mps":
-            if args.device:
-                raise UsageError(f"--device {args.device}: the bench times cpu or "
-                                 "cuda only")
-            device = torch.device("cpu")
-    except UsageError as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
-        return 2
-    if min(args.threads, args.batch, args.eval_batch) < 1 or args.long_segments < 20:
-        print(f"{PROG}: error: --threads, --batch, --eval-batch must be >= 1 and "
-              "--long-segments >= 20",
-              file=sys.stderr)
-        return 2
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".probe-")
+        os.close(fd)
+        os.remove(probe)
+    except OSError as e:
+        raise UsageError(f"--json {path}: cannot write to {folder}: "
+                         f"{e.strerror or e}") from None
+
+
+def check_args(args) -> torch.device:
+    check_at_least(args, {"threads": 1, "batch": 1, "eval_batch": 1, "rounds": 1,
+                          "steps": 1, "max_attn_len": min(EVAL_LENS),
+                          "long_segments": 20})
+    check_threads(args.threads)
+    if args.json:
+        check_json_path(args.json)
+    device = pick_device(args.device or "auto")
+    # the timings synchronise CUDA only (speed.synchronize): on Apple's MPS they
+    # would time queued kernels, so auto means cuda or cpu here
+    if device.type == "mps":
+        if args.device:
+            raise UsageError(f"--device {args.device}: the bench times cpu or "
+                             "cuda only")
+        device = torch.device("cpu")
     if args.profile and device.type != "cpu":
-        print(f"{PROG}: error: --profile splits CPU time: use it with --device cpu", file=sys.stderr)
-        return 2
+        raise UsageError("--profile splits CPU time: use it with --device cpu")
+    return device
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        device = check_args(args)
+    except UsageError as e:
+        return fail(PROG, f"error: {e}")
+    try:
+        result = run_bench(args, device)
+    except KeyboardInterrupt:
+        return interrupted(PROG)
+    print(format_report(result))
+    if args.json:
+        try:
+            with atomic_path(args.json) as tmp:  # never a half-written file
+                with open(tmp, "w") as f:
+                    json.dump(result, f, indent=1)
+        except OSError as e:
+            return fail(PROG, f"error: cannot write {args.json}: {e.strerror or e} "
+                        "(the results are printed above)", 1)
+    return 0
+
+
+def run_bench(args, device: torch.device) -> dict:
     torch.set_num_threads(args.threads)
     amp_dtype = torch.bfloat16 if device.type == "cuda" else None  # bf16 autocast on CUDA
 
     def amp():
         return torch.autocast("cuda", dtype=amp_dtype) if amp_dtype else nullcontext()
 
-    progress = not args.no_progress
+    progress = not args.quiet
     cfg = train_config(args.quick)
     batch = 4 if args.quick else args.batch
     rounds = args.rounds or (2 if args.quick else 5)
@@ -107,7 +155,7 @@ def main(argv=None) -> int:
 
     fast, ref, van = (train[k]["tokens_per_s"] for k in ("xl_fast", "xl_readable", "vanilla"))
     cpu = {k: v["tokens_per_cpu_s"] for k, v in train.items()}
-    result = {
+    return {
         "device": str(device), "device_name": name, "threads": torch.get_num_threads(),
         "torch": torch.__version__, "autocast": str(amp_dtype), "compile": args.compile,
         "quick": args.quick, "train_config": cfg.__dict__, "batch": batch,
@@ -124,12 +172,6 @@ def main(argv=None) -> int:
         "eval": evals, "memory_flatness": flat,
         "profile": prof, "seconds": time.perf_counter() - t0,
     }
-    print(format_report(result))
-    if args.json:
-        with atomic_path(args.json) as tmp:  # never a half-written file
-            with open(tmp, "w") as f:
-                json.dump(result, f, indent=1)
-    return 0
 
 
 def _cpu_name() -> str:
