@@ -2,8 +2,10 @@
 streams and their memory; one step equals one process with all B streams; rank 0 checkpoints
 and a paused DDP run resumes."""
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 import torch
@@ -60,3 +62,24 @@ def test_two_ranks_equal_one_process_and_resume(tmp_path):
     assert read_checkpoint(tmp_path / "paused" / "last.pt")["extra"]["step"] == 3
     assert train_main(args(text, tmp_path / "one3", 3)) == 0
     assert_close(tmp_path / "one3" / "last.pt", tmp_path / "paused" / "last.pt", 1e-5)
+
+
+def test_sigterm_to_torchrun_prints_the_stop_line_once(tmp_path):
+    """Issue 20, item 11: every rank stops and saves, only rank 0 says so. (torchrun
+    itself then raises its own SignalException; that traceback is its code's.)"""
+    text = tmp_path / "corpus.txt"
+    text.write_text((WORDS * 40)[:3000])
+    run_dir = tmp_path / "r"
+    env = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1")
+    proc = subprocess.Popen([sys.executable, "-m", "torch.distributed.run", "--standalone",
+                             "--nproc_per_node", "2", "-m", "txl_mini", "train",
+                             *args(text, run_dir, 100000)], env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.time() + 200
+    while time.time() < deadline and not (run_dir / "metrics.jsonl").exists():
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    assert out.count("SIGTERM: saved") == 1, out + err[-2000:]
+    step = read_checkpoint(run_dir / "last.pt")["extra"]["step"]
+    assert f"at step {step}/100000" in out
