@@ -72,7 +72,8 @@ def test_finished_run_says_so_and_writes_nothing(tmp_path, text, capsys):
     capsys.readouterr()
     assert train_main(["--resume", str(r)]) == 0
     out = capsys.readouterr()
-    assert "is finished: step 2 of 2; nothing to do" in out.err and "wrote" not in out.out
+    assert "is finished: step 2 of 2; nothing to do" in out.err
+    assert "wrote" not in out.out
     assert {n: (r / n).stat().st_mtime_ns for n in os.listdir(r)} == before
 
 

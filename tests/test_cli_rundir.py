@@ -73,7 +73,8 @@ def test_second_resume_of_a_running_run_is_refused(tmp_path, text, capsys):
     try:
         assert train_main(["--resume", str(run_dir)]) == 2
         err = capsys.readouterr().err
-        assert f"{run_dir} is in use by another train process (pid {os.getpid()})" in err
+        pid = os.getpid()
+        assert f"{run_dir} is in use by another train process (pid {pid})" in err
         assert read_checkpoint(run_dir / "last.pt")["extra"]["step"] == 2
     finally:
         held.release()

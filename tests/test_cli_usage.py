@@ -1,4 +1,4 @@
-"""evaluate, sample, bench, data and --help, as a new user and a hostile tester use them.
+"""evaluate, sample, bench, data and --help, tried as a new user and a hostile tester.
 
 Issue 20, items 5, 8, 9, 12-15, 19-21: refusals instead of silently wrong numbers,
 one line instead of a traceback (Ctrl-C, a closed pipe, NaN), and help that says what
@@ -63,7 +63,7 @@ class Result:
 
 @pytest.fixture
 def cli(capsys):
-    """`python -m txl_mini ARGS` in this process (a subprocess costs seconds of import)."""
+    """`python -m txl_mini ARGS` in this process (a subprocess costs seconds)."""
     def call(*args):
         try:
             code = cli_main([str(a) for a in args])
@@ -131,9 +131,9 @@ def test_sample_from_nan_weights_is_one_line(ckpts, cli):
 def test_sample_into_a_closed_pipe_is_quiet(ckpts):
     """Item 12: `sample ... | head -c 50`."""
     env = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1")
-    proc = subprocess.Popen([sys.executable, "-m", "txl_mini", "sample", str(ckpts / "r"),
-                             "--chars", "200000", "--seed", "0"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen([sys.executable, "-m", "txl_mini", "sample",
+                             str(ckpts / "r"), "--chars", "200000", "--seed", "0"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert len(proc.stdout.read(50)) == 50
     proc.stdout.close()
     err = proc.stderr.read().decode()
@@ -228,3 +228,20 @@ def test_presets_are_described_and_commands_listed(cli):
     assert "tiny: 2 layers" in " ".join(res.stdout.split())
     res = cli()
     assert res.returncode == 2 and all(name in res.stderr for name in COMMANDS)
+
+
+def test_failed_first_download_leaves_no_empty_cache_directory(tmp_path, monkeypatch):
+    """Item 21: ~/.cache/txl_mini is not left behind, empty, by a failed download."""
+    import socket
+
+    from txl_mini.text8 import DataError, load_text8
+
+    for var in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+    with socket.socket() as s:  # a port that was free a moment ago: nothing listens
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cache = tmp_path / "cache" / "txl_mini"
+    with pytest.raises(DataError, match="could not download"):
+        load_text8(cache_dir=cache, url=f"http://127.0.0.1:{port}/text8.zip")
+    assert os.listdir(tmp_path) == []

@@ -146,15 +146,6 @@ def test_offline_gives_clear_message_without_urllib_chain(tmp_path):
     assert os.listdir(tmp_path) == []
 
 
-def test_failed_first_download_leaves_no_empty_cache_directory(server, tmp_path):
-    """Issue 20, item 21: ~/.cache/txl_mini is not left behind, empty, by a failure."""
-    url, _ = server("missing")
-    cache = tmp_path / "cache" / "txl_mini"
-    with pytest.raises(DataError, match="HTTP 404"):
-        load_text8(cache_dir=cache, url=url, **SIZES)
-    assert os.listdir(tmp_path) == []
-
-
 def test_local_path_zip_or_raw_file(tmp_path):
     (tmp_path / "text8.zip").write_bytes(ZIP)
     (tmp_path / "text8").write_text(TEXT)

@@ -1,4 +1,5 @@
-"""Checkpoint files: round trip, atomic writes, weights_only loading, one-line errors."""
+"""Checkpoint files: round trip, atomic writes, weights_only loading, one-line
+errors."""
 
 import os
 import zipfile
@@ -56,7 +57,8 @@ def test_optimizer_and_extra_are_stored(tmp_path):
     ckpt = read_checkpoint(tmp_path / "m.pt")
     opt2 = torch.optim.Adam(tiny().parameters(), lr=1e-3)
     opt2.load_state_dict(ckpt["optimizer"])
-    assert ckpt["extra"]["position"] == 5 and torch.equal(ckpt["extra"]["rng"], extra["rng"])
+    assert ckpt["extra"]["position"] == 5
+    assert torch.equal(ckpt["extra"]["rng"], extra["rng"])
 
 
 def test_save_refuses_objects_that_weights_only_cannot_load(tmp_path):

@@ -108,7 +108,7 @@ def n_segments(T: int, L: int) -> int:
 
 def segment_at(streams: torch.Tensor, start: int, seg_len: int
                ) -> Tuple[torch.Tensor, torch.Tensor]:
-    """(x, y), each (B, l), of the segment starting at `start` of streams (B, T) (ch. 1).
+    """(x, y), each (B, l), of the segment at `start` of streams (B, T) (ch. 1).
 
     y is x shifted left by 1; l = seg_len (L), or what is left before the end of the
     streams. x and y are contiguous, so `.view(-1)` works.
@@ -138,7 +138,7 @@ def iter_segments(streams: torch.Tensor, seg_len: int
 # --------------------------------------------------------------------------------------
 
 OFFLINE_CHARS = 2_000_000  # size of the generated offline corpus the CLIs use (seed 0)
-MAX_OFFLINE_CHARS = 100_000_000  # text8's size; beyond it generation takes hours and GiB
+MAX_OFFLINE_CHARS = 100_000_000  # text8's size; more takes hours and GiB to generate
 MAX_TEXT_BYTES = 1_000_000_000  # a --path corpus is read whole, then normalized
 CORPORA = ("offline", "text8")
 

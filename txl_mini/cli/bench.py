@@ -1,17 +1,17 @@
-"""`python -m txl_mini bench`: training speed, FLOP utilisation, evaluation speed, memory (ch. 6).
+"""`python -m txl_mini bench`: training and evaluation speed, FLOP use, memory (ch. 6).
 
 One run measures, on one device with the same thread count:
 - training tokens/s of XL with the fast path, with the readable path and of the
   vanilla baseline of the same size, interleaved, and the ratios between them
   (`txl_mini.cli.bench_train`);
-- model FLOP utilisation (MFU): achieved training FLOP/s / FLOP/s of a large square matmul
-  timed in the same run, once by wall-clock time and once by this process's CPU time
-  (`bench_train.train_flops_per_token` counts the FLOPs: matmuls only, 2 per multiply-add,
-  backward = 2x forward);
-- seconds per predicted character, XL with memory vs the vanilla sliding window (the paper's
-  Table 9), through `txl_mini.speed.eval_speed`, the one implementation chapter 6 also uses,
-  and memory flatness: peak memory after 2,000 evaluated segments vs after 20
-  (`txl_mini.cli.bench_eval`);
+- model FLOP utilisation (MFU): achieved training FLOP/s / FLOP/s of a large square
+  matmul timed in the same run, once by wall-clock time and once by this process's CPU
+  time (`bench_train.train_flops_per_token` counts the FLOPs: matmuls only, 2 per
+  multiply-add, backward = 2x forward);
+- seconds per predicted character, XL with memory vs the vanilla sliding window (the
+  paper's Table 9), through `txl_mini.speed.eval_speed`, the one implementation chapter
+  6 also uses, and memory flatness: peak memory after 2,000 evaluated segments vs after
+  20 (`txl_mini.cli.bench_eval`);
 - peak memory of every measurement (`txl_mini.cli.peakmem`).
 This module holds the command line and the printed table.
 """
@@ -126,7 +126,7 @@ def main(argv=None) -> int:
 
 def run_bench(args, device: torch.device) -> dict:
     torch.set_num_threads(args.threads)
-    amp_dtype = torch.bfloat16 if device.type == "cuda" else None  # bf16 autocast on CUDA
+    amp_dtype = torch.bfloat16 if device.type == "cuda" else None  # autocast on CUDA
 
     def amp():
         return torch.autocast("cuda", dtype=amp_dtype) if amp_dtype else nullcontext()
@@ -145,15 +145,18 @@ def run_bench(args, device: torch.device) -> dict:
     t0 = time.perf_counter()
     n = 512 if args.quick else 1024
     ceil1 = matmul_flops(device, n, 3 if args.quick else 5)
-    # smallest memory needs first, so that every peak-memory reading starts from a low RSS
+    # smallest memory needs first, so that every peak-memory reading starts low
     flat = memory_flatness(device, 20, args.long_segments, amp, progress)
     evals = bench_eval(lens, device, amp_dtype, args.quick, progress, args.eval_batch)
-    train = bench_training(cfg, batch, device, rounds, steps, amp, args.compile, progress)
+    train = bench_training(cfg, batch, device, rounds, steps, amp, args.compile,
+                           progress)
     ceil2 = matmul_flops(device, n, 3)
     prof = profile_step(cfg, batch, device, progress) if args.profile else None
-    ceiling, ceiling_cpu = max(ceil1[0], ceil2[0]), max(ceil1[1], ceil2[1])  # best of both
+    # the best of both
+    ceiling, ceiling_cpu = max(ceil1[0], ceil2[0]), max(ceil1[1], ceil2[1])
 
-    fast, ref, van = (train[k]["tokens_per_s"] for k in ("xl_fast", "xl_readable", "vanilla"))
+    fast, ref, van = (train[k]["tokens_per_s"]
+                      for k in ("xl_fast", "xl_readable", "vanilla"))
     cpu = {k: v["tokens_per_cpu_s"] for k, v in train.items()}
     return {
         "device": str(device), "device_name": name, "threads": torch.get_num_threads(),
@@ -186,19 +189,20 @@ def _cpu_name() -> str:
 
 
 def format_report(r: dict) -> str:
-    """The bench's results as text tables (also pasted into the README's Performance section)."""
+    """The bench's results as text tables (as in the README's Performance section)."""
     c = r["train_config"]
-    lines = [f"training: d_model {c['d_model']}, {c['n_layer']} layers, {c['n_head']} heads, "
-             f"L = M = {c['seg_len']}, batch {r['batch']}",
-             f"{'model':<14}{'tokens/s':>10}{'tokens/CPU s':>14}{'GFLOP/s':>9}{'MFU':>7}"
-             f"{'peak MiB':>10}{'rise':>7}"]
+    lines = [f"training: d_model {c['d_model']}, {c['n_layer']} layers, "
+             f"{c['n_head']} heads, L = M = {c['seg_len']}, batch {r['batch']}",
+             f"{'model':<14}{'tokens/s':>10}{'tokens/CPU s':>14}{'GFLOP/s':>9}"
+             f"{'MFU':>7}{'peak MiB':>10}{'rise':>7}"]
     for k, v in r["train"].items():
         lines.append(f"{k:<14}{v['tokens_per_s']:>10.0f}{v['tokens_per_cpu_s']:>14.0f}"
-                     f"{v['flop_per_s'] / 1e9:>9.2f}{r['mfu'][k]:>7.1%}{v['peak_mem_mib']:>10.0f}"
-                     f"{v['peak_rise_mib']:>7.0f}")
+                     f"{v['flop_per_s'] / 1e9:>9.2f}{r['mfu'][k]:>7.1%}"
+                     f"{v['peak_mem_mib']:>10.0f}{v['peak_rise_mib']:>7.0f}")
     ra = r["ratios"]
     lines.append(f"fast / readable: {ra['fast_over_readable']:.2f}x wall, "
-                 f"{ra['fast_over_readable_cpu']:.2f}x CPU time; XL step / vanilla step: "
+                 f"{ra['fast_over_readable_cpu']:.2f}x CPU time; "
+                 "XL step / vanilla step: "
                  f"{ra['xl_step_over_vanilla_step']:.2f}x wall, "
                  f"{ra['xl_step_over_vanilla_step_cpu']:.2f}x CPU time")
     mc = r["mfu_cpu_time"]
@@ -207,17 +211,18 @@ def format_report(r: dict) -> str:
                  + ", ".join(f"{k} {v:.1%}" for k, v in mc.items()))
     lines.append(f"evaluation (book widths, batch {r['eval_batch']}), "
                  "seconds per predicted character:")
-    lines.append(f"{'attn len':>8}{'XL ms/char':>12}{'vanilla ms/char':>17}{'speed-up':>10}"
-                 f"{'paper':>8}{'peak MiB':>10}{'rise':>7}")
+    lines.append(f"{'attn len':>8}{'XL ms/char':>12}{'vanilla ms/char':>17}"
+                 f"{'speed-up':>10}{'paper':>8}{'peak MiB':>10}{'rise':>7}")
     for e in r["eval"]:
         paper = f"{e['paper_speedup']}x" if e["paper_speedup"] else "-"
         lines.append(f"{e['attn_len']:>8}{1e3 * e['xl_s_per_char']:>12.4f}"
-                     f"{1e3 * e['vanilla_s_per_char']:>17.3f}{e['speedup']:>9.0f}x{paper:>8}"
+                     f"{1e3 * e['vanilla_s_per_char']:>17.3f}{e['speedup']:>9.0f}x"
+                     f"{paper:>8}"
                      f"{e['peak_mem_mib']:>10.0f}{e['peak_rise_mib']:>7.0f}")
     f = r["memory_flatness"]
-    lines.append(f"memory flatness: peak {f['peak_long_mib']:.1f} MiB after {f['segments_long']} "
-                 f"segments vs {f['peak_short_mib']:.1f} MiB after {f['segments_short']} "
-                 f"({f['ratio']:.3f}x)")
+    lines.append(f"memory flatness: peak {f['peak_long_mib']:.1f} MiB after "
+                 f"{f['segments_long']} segments vs {f['peak_short_mib']:.1f} MiB "
+                 f"after {f['segments_short']} ({f['ratio']:.3f}x)")
     if r.get("profile"):
         lines.append(format_profile(r["profile"]))
     return "\n".join(lines)

@@ -72,7 +72,7 @@ def corpus_of(args, meta: dict, path: str) -> tuple[str, str | None]:
 
 
 def settings(args, model) -> tuple[str, int, int]:
-    """(mode, L, M), with every option that would be ignored or silently wrong refused."""
+    """(mode, L, M); an option that would be ignored or silently wrong is refused."""
     vanilla = type(model).__name__ == "VanillaTransformer"
     mode = "sliding" if args.sliding_window else args.mode
     mode = ("sliding" if vanilla else "segments") if mode == "auto" else mode

@@ -27,8 +27,9 @@ class RunLock:
             except BlockingIOError:
                 owner = os.read(fd, 32).decode(errors="replace").strip() or "?"
                 os.close(fd)
-                raise UsageError(f"{run_dir} is in use by another train process "
-                                 f"(pid {owner}); wait for it or stop it first") from None
+                raise UsageError(
+                    f"{run_dir} is in use by another train process (pid {owner}); "
+                    "wait for it or stop it first") from None
             try:  # a holder that released and removed the file in between: try again
                 same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
             except FileNotFoundError:

@@ -11,7 +11,6 @@ import math
 import os
 import sys
 
-import numpy as np
 import torch
 
 from ..config import PRESETS, ModelConfig
@@ -34,15 +33,16 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
 
     def _get_help_string(self, action):
         text = action.help or ""
-        if action.default in (None, False, argparse.SUPPRESS) or "default" in text:
+        d = action.default
+        if d is None or d is False or d == argparse.SUPPRESS or "default" in text:
             return text
         return super()._get_help_string(action)
 
 
 def preset_help() -> str:
     """--preset's help: every preset's size, so a user can choose without the code."""
-    sizes = "; ".join(f"{name}: {c.n_layer} layers, d_model {c.d_model}, L={c.seg_len}, "
-                      f"M={c.mem_len}" for name, c in PRESETS.items())
+    sizes = "; ".join(f"{name}: {c.n_layer} layers, d_model {c.d_model}, "
+                      f"L={c.seg_len}, M={c.mem_len}" for name, c in PRESETS.items())
     return f"model size ({sizes})"
 
 
@@ -63,20 +63,6 @@ def check_threads(threads) -> None:
     if threads is not None and not 1 <= threads <= max_threads():
         raise UsageError(f"--threads must be between 1 and {max_threads()} (4x the "
                          f"{os.cpu_count()} CPUs here), got {threads}")
-
-
-def check_text_file(path: str, prog: str) -> None:
-    """A --path for the offline corpus: warn when it hardly looks like text."""
-    with open(path, "rb") as f:
-        head = np.frombuffer(f.read(1 << 20), dtype=np.uint8)  # the first MiB
-    if head.size == 0:
-        return
-    lower = head | 0x20  # A-Z -> a-z
-    letters = float(((lower >= 97) & (lower <= 122)).mean())
-    if letters < 0.5 and os.environ.get("RANK", "0") == "0":
-        print(f"{prog}: warning: only {letters:.0%} of {path}'s first MiB are letters "
-              "a-z/A-Z; everything else becomes a space. Is it a text file?",
-              file=sys.stderr)
 
 
 def check_at_least(args, lows: dict[str, int]) -> None:

@@ -29,11 +29,11 @@ from .stop import Stop, exit_code
 
 
 class RunError(Exception):
-    """A problem with the run (options, directory, corpus); main prints it as one line."""
+    """A problem with the run (options, directory, corpus); printed as one line."""
 
 
 class Run:
-    """The state of one training run and everything that saves, restores and advances it."""
+    """The state of one training run and all that saves, restores and advances it."""
 
     def __init__(self, args, cfg: ModelConfig, tc: TrainConfig, tokens: torch.Tensor,
                  valid: torch.Tensor, corpus: dict, device: torch.device, vanilla: bool,
@@ -90,9 +90,9 @@ class Run:
     def meta(self) -> dict:
         a = self.args
         return {"corpus": self.corpus["name"], "corpus_path": self.corpus["path"],
-                "corpus_sha1": self.corpus["sha1"],
-                "offline_chars": a.offline_chars, "preset": a.preset, "steps": self.step,
-                "train_config": asdict(self.tc), "best_val_bpc": _finite_or_none(self.best)}
+                "corpus_sha1": self.corpus["sha1"], "offline_chars": a.offline_chars,
+                "preset": a.preset, "steps": self.step, "train_config": asdict(self.tc),
+                "best_val_bpc": _finite_or_none(self.best)}
 
     def save(self, name: str = "last.pt", with_state: bool = True) -> None:
         """Checkpoint; every rank contributes its memory and RNG, rank 0 writes it."""
@@ -104,8 +104,11 @@ class Run:
             dist.all_gather_object(ranks, mine)
         if self.rank != 0:
             return
-        extra = {"step": self.step, "pos": self.pos, "best": _finite_or_none(self.best),
-                 "val_pending": self.val_pending, "ranks": ranks} if with_state else None
+        extra = None
+        if with_state:
+            extra = {"step": self.step, "pos": self.pos,
+                     "best": _finite_or_none(self.best),
+                     "val_pending": self.val_pending, "ranks": ranks}
         save_checkpoint(os.path.join(self.dir, name), self.model, self.meta(),
                         optimizer=self.opt if with_state else None, extra=extra)
         if name == "last.pt" and self.args.out and self.step == self.tc.steps:
@@ -127,7 +130,8 @@ class Run:
             append_metrics(self.dir, record)
 
     def validate(self, stop_flag: dict, bar) -> float:
-        """Validation bpc; a signal stops it within a segment (saved, redone on resume)."""
+        """Validation bpc; a signal stops it within a segment (saved; redone on
+        resume, so the resumed run stays bitwise the uninterrupted one)."""
         def on_segment(done: int, total: int) -> bool:
             bar.set_postfix_str(f"validating {done}/{total}")
             return bool(stop_flag.get("signal"))
@@ -149,7 +153,7 @@ class Run:
         self.log({"step": self.step, "val_bpc": res.bpc})
         return res.bpc
 
-    # -- the loop --------------------------------------------------------------------------
+    # -- the loop ----------------------------------------------------------------------
     def segment(self):
         """(x, y) at the data position; a finished pass starts over, memory empty."""
         if self.pos >= self.streams.shape[1] - 1:

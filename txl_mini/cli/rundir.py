@@ -9,24 +9,18 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import tempfile
 from contextlib import contextmanager
 
-import torch
 
 from ..files import TEMP_SUFFIX, atomic_path, remove_stale_temps
 from .lock import LOCK_NAME, RunLock
 from .options import UsageError
 
 FILES = ("config.json", "metrics.jsonl", "curves.png", "last.pt", "best.pt")
-
-
-def sha1_tokens(tokens: torch.Tensor) -> str:
-    """The corpus' fingerprint, so a resumed run can refuse different text."""
-    return hashlib.sha1(tokens.to(torch.uint8).numpy().tobytes()).hexdigest()
+PROBE = ".probe-"  # an empty file that checks the directory is writable
 
 
 def is_run_dir(d: str) -> bool:
@@ -43,7 +37,7 @@ def _foreign(d: str) -> list[str]:
     """What in `d` is neither a run's file nor one of our temporaries or the lock."""
     ours = set(FILES) | {LOCK_NAME}
     return sorted(n for n in os.listdir(d) if n not in ours and not (
-        n.startswith(".") and n.endswith(TEMP_SUFFIX)))
+        n.startswith(".") and n.endswith(TEMP_SUFFIX)) and not n.startswith(PROBE))
 
 
 def prepare_run_dir(args, created: list) -> RunLock:
@@ -89,7 +83,7 @@ def prepare_run_dir(args, created: list) -> RunLock:
             if not os.path.isdir(folder):
                 os.makedirs(folder)
                 created.append(folder)
-            fd, probe = tempfile.mkstemp(dir=folder, prefix=".probe-")
+            fd, probe = tempfile.mkstemp(dir=folder, prefix=PROBE)
             os.close(fd)
             os.remove(probe)
         except OSError as e:
@@ -159,7 +153,7 @@ def append_metrics(run_dir: str, record: dict) -> None:
 
 
 def rewrite_metrics(run_dir: str, history: list[dict]) -> None:
-    """Drop lines logged after the checkpoint we resume from (a crash can leave some)."""
+    """Drop lines logged after the checkpoint we resume from (a crash leaves some)."""
     path = os.path.join(run_dir, "metrics.jsonl")
     with _naming(path), atomic_path(path) as tmp:
         with open(tmp, "w") as f:

@@ -44,7 +44,7 @@ def install_signal_handlers(stop_flag: dict) -> dict:
 
     old = {}
     if threading.current_thread() is not threading.main_thread():
-        return old  # signals reach only the main thread; a caller in a thread handles its own
+        return old  # signals reach only the main thread; a thread handles its own
     for sig in (signal.SIGINT, signal.SIGTERM):
         old[sig] = signal.signal(sig, handler)
     return old

@@ -16,18 +16,19 @@ import torch.distributed as dist
 
 from ..checkpoint import CheckpointError
 from ..config import PRESETS, preset
-from ..data import CORPORA, MAX_OFFLINE_CHARS, OFFLINE_CHARS, load_corpus_split
+from ..data import CORPORA, MAX_OFFLINE_CHARS, OFFLINE_CHARS
 from ..text8 import DataError
 from ..train import TrainConfig
+from .corpus import load_corpus
 from .ddp import any_rank, rank_world
 from .options import (DEVICES, HelpFormatter, UsageError, check_at_least,
                       check_memory, check_positive_finite, check_seed,
-                      check_text_file, check_threads, fail, pick_device,
+                      check_threads, fail, pick_device,
                       preset_help)
 from .resume import Finished, read_last, restore_options
 from .run import Run, RunError
 from .rundir import (clear_run_dir, prepare_run_dir, remove_created,
-                     rewrite_metrics, sha1_tokens, write_json)
+                     rewrite_metrics, write_json)
 from .stop import (Abort, Stop, exit_code, install_signal_handlers,
                    restore_signal_handlers)
 
@@ -117,26 +118,6 @@ def model_config(args):
         raise UsageError(str(e)) from None
 
 
-def load_corpus(args, cfg):
-    """(train tokens, validation tokens, corpus record); checks the sizes."""
-    if args.path is not None and args.corpus == "offline":
-        if os.path.isfile(args.path):
-            check_text_file(args.path, PROG)
-    tokens = load_corpus_split(args.corpus, "train", args.path, args.offline_chars)
-    valid = load_corpus_split(args.corpus, "valid", args.path, args.offline_chars)
-    valid = valid[:args.eval_chars]
-    T = len(tokens) // args.batch_size
-    if T < cfg.seg_len + 1 or len(valid) < 2:
-        raise UsageError(
-            f"the training split has {len(tokens):,} chars: {args.batch_size} "
-            f"streams of {T:,}, too short for segments of {cfg.seg_len} (need > "
-            f"{cfg.seg_len} per stream); lower --batch-size or --seg-len, or use "
-            "a longer corpus")
-    corpus = {"name": args.corpus, "path": args.path, "chars": len(tokens),
-              "sha1": sha1_tokens(tokens)}
-    return tokens, valid, corpus
-
-
 def main(argv=None, on_step=None) -> int:
     """`python -m txl_mini train ...`; returns the exit status. `on_step(step) -> True`
     requests a stop like Ctrl-C does (tests interrupt at an exact step with it)."""
@@ -166,9 +147,10 @@ def main(argv=None, on_step=None) -> int:
         M = 0 if args.vanilla else cfg.mem_len
         check_memory(cfg, args.batch_size // world, M, True, device)
         last = read_last(args.resume, saved, args.steps, device) if saved else None
-        if args.pause_at is not None and last and args.pause_at <= last["extra"]["step"]:
-            raise UsageError(f"--pause-at {args.pause_at}: the run is already at step "
-                             f"{last['extra']['step']}")
+        at = last["extra"]["step"] if last else 0
+        if args.pause_at is not None and args.pause_at <= at:
+            raise UsageError(f"--pause-at {args.pause_at}: the run is already at "
+                             f"step {at}")
         refused = None
         if rank == 0:
             try:
@@ -178,7 +160,7 @@ def main(argv=None, on_step=None) -> int:
         if any_rank(refused is not None, device):  # all ranks stop together
             raise refused or RunError("rank 0 refused the run directory")
         args.run_dir = args.resume or args.run_dir or os.path.splitext(args.out)[0]
-        tokens, valid, corpus = load_corpus(args, cfg)
+        tokens, valid, corpus = load_corpus(args, cfg, PROG)
         if saved and saved["corpus"]["sha1"] != corpus["sha1"]:
             raise RunError(
                 f"the corpus differs from the one {args.run_dir} was trained on "
@@ -209,19 +191,19 @@ def main(argv=None, on_step=None) -> int:
         return fail(PROG, f"{e.name} again: stopped at once without saving; the "
                     "last checkpoint written is kept", exit_code(e.name))
     except KeyboardInterrupt:
-        remove_created(_release(lock) or created)
+        _clean_up(lock, created)
         return fail(PROG, "interrupted before training started; nothing was saved", 130)
     except UsageError as e:
-        remove_created(_release(lock) or created)
+        _clean_up(lock, created)
         return fail(PROG, f"error: {e}")
+    except (RunError, DataError, CheckpointError, ValueError) as e:
+        _clean_up(lock, created)
+        return fail(PROG, f"error: {e}", 1)
     except OSError as e:  # a full disk, a directory that went away
-        remove_created(_release(lock) or created)
+        _clean_up(lock, created)
         where = f"{e.filename}: " if e.filename else ""
         return fail(PROG, f"error: cannot write {where}{e.strerror or e}; "
                     "checkpoints already written are kept", 1)
-    except (RunError, DataError, CheckpointError, ValueError) as e:
-        remove_created(_release(lock) or created)
-        return fail(PROG, f"error: {e}", 1)
     finally:
         _release(lock)
         if distributed and dist.is_initialized():
@@ -231,6 +213,12 @@ def main(argv=None, on_step=None) -> int:
 def _release(lock) -> None:
     if lock is not None:
         lock.release()
+
+
+def _clean_up(lock, created: list) -> None:
+    """A run that failed before it trained: unlock, then remove what it made."""
+    _release(lock)
+    remove_created(created)
 
 
 def _summary(args, run, valid) -> None:
