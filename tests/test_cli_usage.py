@@ -225,7 +225,8 @@ def test_help_has_no_none_defaults_and_every_option_helped(cli, name, argv):
 def test_presets_are_described_and_commands_listed(cli):
     """Items 19 and 20."""
     res = cli("train", "--help")
-    assert "tiny: 2 layers" in " ".join(res.stdout.split())
+    text = " ".join(res.stdout.split())
+    assert "tiny: 2 layers" in text and "initial weights, dropout (default: 0)" in text
     res = cli()
     assert res.returncode == 2 and all(name in res.stderr for name in COMMANDS)
 
