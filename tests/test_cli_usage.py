@@ -246,3 +246,22 @@ def test_failed_first_download_leaves_no_empty_cache_directory(tmp_path, monkeyp
     with pytest.raises(DataError, match="could not download"):
         load_text8(cache_dir=cache, url=f"http://127.0.0.1:{port}/text8.zip")
     assert os.listdir(tmp_path) == []
+
+
+def test_readme_commands_parse():
+    """Item 17: every `python -m txl_mini ...` line of the README is a valid command."""
+    import shlex
+    from importlib import import_module
+
+    readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    lines = [line.split("  #")[0] for line in readme.splitlines()
+             if line.startswith(("python -m txl_mini ", "torchrun "))]
+    assert len(lines) >= 6
+    for line in lines:
+        argv = shlex.split(line)
+        argv = argv[argv.index("txl_mini") + 1:]
+        mod = import_module(f"txl_mini.cli.{argv[0]}")
+        if hasattr(mod, "build_parser"):
+            args = mod.build_parser().parse_args(argv[1:])
+            if argv[0] == "train":
+                mod.check_values(args)
