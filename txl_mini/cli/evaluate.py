@@ -66,8 +66,9 @@ def corpus_of(args, meta: dict, path: str) -> tuple[str, str | None]:
         return args.corpus or "offline", args.path
     corpus = meta.get("corpus", "offline")
     if corpus not in CORPORA:
+        what = str(corpus) if len(str(corpus)) <= 60 else str(corpus)[:57] + "..."
         raise UsageError(f"{path} was trained on a corpus evaluate cannot rebuild "
-                         f"({str(corpus)[:60]}); pass --corpus and --path")
+                         f"({what}); pass --corpus and --path")
     return corpus, meta.get("corpus_path")
 
 
