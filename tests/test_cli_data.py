@@ -1,5 +1,6 @@
-"""Leftovers of python -m txl_mini data: help, missing output folder, stale temp files,
-SIGTERM during a download, a mismatching cached text8.zip moved aside (never deleted)."""
+"""Leftovers of python -m txl_mini data: help, missing output folder, stale temp
+files, SIGTERM during a download, a mismatching cached text8.zip moved aside (never
+deleted)."""
 import os
 import signal
 import subprocess
@@ -27,7 +28,7 @@ def test_no_subcommand_prints_help(capsys):
 def test_help_shows_defaults(capsys):
     with pytest.raises(SystemExit):
         main(["offline", "--help"])
-    assert "(default: 5000000)" in capsys.readouterr().out
+    assert "(default: 2000000)" in capsys.readouterr().out
 
 
 def test_offline_out_into_missing_directory(tmp_path, capsys):
@@ -51,7 +52,7 @@ def test_stale_part_files_are_swept(tmp_path):
 
 def test_mismatching_cache_file_is_moved_aside(tmp_path, capsys):
     (tmp_path / "text8.zip").write_bytes(b"placed by hand")
-    with pytest.raises(text8.DataError):  # the download then fails: nothing listens there
+    with pytest.raises(text8.DataError):  # the download then fails: nobody listens
         text8.load_text8(cache_dir=tmp_path, url="http://127.0.0.1:9/text8.zip",
                          progress=False)
     aside = [p for p in tmp_path.iterdir() if p.name.startswith("text8.zip.mismatch-")]
@@ -60,7 +61,7 @@ def test_mismatching_cache_file_is_moved_aside(tmp_path, capsys):
 
 
 def test_sigterm_during_download_leaves_no_part_file(tmp_path):
-    """A server that trickles bytes; SIGTERM mid-download; the temp file must be gone."""
+    """A server trickles bytes; SIGTERM mid-download; the temp file must be gone."""
     import http.server
 
     class Slow(http.server.BaseHTTPRequestHandler):

@@ -1,4 +1,5 @@
-"""Checkpoint files: round trip, atomic writes, weights_only loading, one-line errors."""
+"""Checkpoint files: round trip, atomic writes, weights_only loading, one-line
+errors."""
 
 import os
 import zipfile
@@ -56,7 +57,8 @@ def test_optimizer_and_extra_are_stored(tmp_path):
     ckpt = read_checkpoint(tmp_path / "m.pt")
     opt2 = torch.optim.Adam(tiny().parameters(), lr=1e-3)
     opt2.load_state_dict(ckpt["optimizer"])
-    assert ckpt["extra"]["position"] == 5 and torch.equal(ckpt["extra"]["rng"], extra["rng"])
+    assert ckpt["extra"]["position"] == 5
+    assert torch.equal(ckpt["extra"]["rng"], extra["rng"])
 
 
 def test_save_refuses_objects_that_weights_only_cannot_load(tmp_path):
@@ -71,8 +73,7 @@ def test_crash_mid_write_keeps_the_previous_checkpoint(tmp_path, monkeypatch):
     save_checkpoint(path, old, {"step": 1})
 
     def broken_save(obj, f):  # half the bytes, then the process "dies"
-        with open(f, "wb") as out:  # f: the temporary path beside last.pt
-            out.write(b"PK\x03\x04" + b"\0" * 100)
+        f.write(b"PK\x03\x04" + b"\0" * 100)  # f: the temporary file beside last.pt
         raise KeyboardInterrupt
 
     monkeypatch.setattr(torch, "save", broken_save)

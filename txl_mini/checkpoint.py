@@ -4,13 +4,14 @@
     model, meta = load_checkpoint("runs/xl/last.pt")
 
 Safety rules, each for a reason:
-- Only tensors and plain data (dict, list, tuple, str, int, float, bool, None) are stored, and
-  files are read with `torch.load(..., weights_only=True)`, so loading a file never runs code
-  from it (full unpickling can execute arbitrary commands).
-- Writes are atomic (`files.atomic_path`): a crash mid-write leaves the previous checkpoint
-  intact, never a half file.
-- Every way a file can be wrong (empty, truncated, foreign, weights that do not fit the stored
-  config, no meta) becomes one `CheckpointError` line naming the file and the problem.
+- Only tensors and plain data (dict, list, tuple, str, int, float, bool, None) are
+  stored, and files are read with `torch.load(..., weights_only=True)`, so loading a
+  file never runs code from it (full unpickling can execute arbitrary commands).
+- Writes are atomic (`files.atomic_path`): a crash mid-write leaves the previous
+  checkpoint intact, never a half file.
+- Every way a file can be wrong (empty, truncated, foreign, weights that do not fit the
+  stored config, no meta) becomes one `CheckpointError` line naming the file and the
+  problem.
 """
 
 from __future__ import annotations
@@ -33,15 +34,15 @@ _PLAIN = (type(None), bool, int, float, str, bytes, torch.Tensor, torch.Size)
 
 
 class CheckpointError(ValueError):
-    """A checkpoint file that cannot be used; the message names the file and what is wrong."""
+    """A checkpoint file that cannot be used; the message names the file and why."""
 
 
 class CheckpointNotFound(CheckpointError, FileNotFoundError):
-    """No file at the given path (also a FileNotFoundError, for callers that catch OSError)."""
+    """No file at the path (also a FileNotFoundError, for callers catching OSError)."""
 
 
 def _check_plain(obj: Any, where: str) -> None:
-    """Raise TypeError unless obj is tensors and plain data only (what weights_only can load)."""
+    """TypeError unless obj is only tensors and plain data (what weights_only loads)."""
     if isinstance(obj, dict):
         for k, v in obj.items():
             if not isinstance(k, (str, int)):
@@ -51,12 +52,14 @@ def _check_plain(obj: Any, where: str) -> None:
         for i, v in enumerate(obj):
             _check_plain(v, f"{where}[{i}]")
     elif not isinstance(obj, _PLAIN):
-        raise TypeError(f"{where} is a {type(obj).__name__}; checkpoints hold only tensors and "
-                        "plain data (dict, list, tuple, str, int, float, bool, None)")
+        raise TypeError(f"{where} is a {type(obj).__name__}; checkpoints hold only "
+                        "tensors and plain data (dict, list, tuple, str, int, float, "
+                        "bool, None)")
 
 
 def unwrap(model: torch.nn.Module) -> torch.nn.Module:
-    """The model itself inside DistributedDataParallel (.module) or torch.compile (._orig_mod)."""
+    """The model inside DistributedDataParallel (.module) or torch.compile
+    (._orig_mod)."""
     while True:
         inner = getattr(model, "module", None) or getattr(model, "_orig_mod", None)
         if not isinstance(inner, torch.nn.Module):
@@ -67,11 +70,12 @@ def unwrap(model: torch.nn.Module) -> torch.nn.Module:
 def save_checkpoint(path: str, model: torch.nn.Module, meta: dict,
                     optimizer: Optional[torch.optim.Optimizer] = None,
                     extra: Optional[dict] = None) -> None:
-    """Write config, weights, `meta` (and optimizer state, `extra`) to `path` atomically.
+    """Write config, weights, `meta` (and optimizer state, `extra`) to `path`,
+    atomically.
 
-    `meta` describes the model (corpus, preset, steps...); `extra` holds anything a resumed run
-    needs (RNG states, data position, memory). Both must be plain data and tensors: TypeError
-    otherwise, before anything is written.
+    `meta` describes the model (corpus, preset, steps...); `extra` holds anything a
+    resumed run needs (RNG states, data position, memory). Both must be plain data and
+    tensors: TypeError otherwise, before anything is written.
     """
     model = unwrap(model)
     if type(model).__name__ not in MODEL_CLASSES:
@@ -88,12 +92,20 @@ def save_checkpoint(path: str, model: torch.nn.Module, meta: dict,
     _check_plain({k: v for k, v in payload.items() if k != "state_dict"}, "checkpoint")
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with atomic_path(path) as tmp:
-        torch.save(payload, tmp)
+        try:
+            with open(tmp, "wb") as f:  # a file object: a full disk surfaces as OSError
+                torch.save(payload, f)
+        except RuntimeError as e:  # torch's writer wraps the OSError ("enforce fail")
+            cause = e.__context__
+            if not isinstance(cause, OSError):
+                raise
+            raise OSError(cause.errno, cause.strerror, os.fspath(path)) from None
 
 
 def read_checkpoint(path: str, device=None) -> dict:
-    """The validated raw contents of a checkpoint (dict with config, state_dict, meta, optimizer,
-    extra), tensors mapped to `device` (default CPU). Raises CheckpointError."""
+    """The validated raw contents of a checkpoint (dict with config, state_dict, meta,
+    optimizer, extra), tensors mapped to `device` (default CPU). Raises
+    CheckpointError."""
     path = os.fspath(path)
     if not os.path.exists(path):
         raise CheckpointNotFound(f"{path}: no such checkpoint file")
@@ -104,24 +116,30 @@ def read_checkpoint(path: str, device=None) -> dict:
         raise CheckpointError(f"{path}: empty file (0 bytes), not a checkpoint")
     with open(path, "rb") as f:
         if f.read(4) != b"PK\x03\x04":  # torch.save writes a zip archive
-            raise CheckpointError(f"{path}: not a txl_mini checkpoint (not a PyTorch zip file)")
+            raise CheckpointError(
+                f"{path}: not a txl_mini checkpoint (not a PyTorch zip file)")
     try:
         ckpt = torch.load(path, map_location=device or "cpu", weights_only=True)
     except pickle.UnpicklingError as e:
         if "weights only" in str(e).lower() or "weights_only" in str(e).lower():
-            raise CheckpointError(f"{path}: holds objects other than tensors and plain data; "
-                                  "refusing to unpickle it (weights_only=True)") from None
-        raise CheckpointError(f"{path}: corrupt ({type(e).__name__} while unpickling)") from None
+            raise CheckpointError(
+                f"{path}: holds objects other than tensors and plain data; refusing "
+                "to unpickle it (weights_only=True)") from None
+        raise CheckpointError(
+            f"{path}: corrupt ({type(e).__name__} while unpickling)") from None
     except (RuntimeError, EOFError, zipfile.BadZipFile, OSError, ValueError):
         # began as a torch zip archive, then broke off (or was damaged)
         raise CheckpointError(f"{path}: truncated or corrupt ({size:,} bytes; "
                               "cannot read the archive)") from None
     if not isinstance(ckpt, dict) or not {"config", "state_dict"} <= set(ckpt):
-        raise CheckpointError(f"{path}: not a txl_mini checkpoint (no config and weights in it)")
+        raise CheckpointError(
+            f"{path}: not a txl_mini checkpoint (no config and weights in it)")
     if ckpt.get("format") != FORMAT:
-        raise CheckpointError(f"{path}: not a txl_mini checkpoint (format {ckpt.get('format')!r})")
+        raise CheckpointError(f"{path}: not a txl_mini checkpoint "
+                              f"(format {ckpt.get('format')!r})")
     if ckpt.get("model_class") not in MODEL_CLASSES:
-        raise CheckpointError(f"{path}: unknown model class {ckpt.get('model_class')!r}")
+        raise CheckpointError(
+            f"{path}: unknown model class {ckpt.get('model_class')!r}")
     if not isinstance(ckpt.get("meta"), dict):
         raise CheckpointError(f"{path}: missing meta (a dict describing the run)")
     return ckpt
@@ -143,11 +161,13 @@ def build_model(ckpt: dict, path: str = "checkpoint", device=None) -> torch.nn.M
     """The model a checkpoint describes, with its weights, in eval mode on `device`."""
     from .model import TransformerXL, VanillaTransformer
 
-    cls = VanillaTransformer if ckpt["model_class"] == "VanillaTransformer" else TransformerXL
+    vanilla = ckpt["model_class"] == "VanillaTransformer"
+    cls = VanillaTransformer if vanilla else TransformerXL
     model = cls(_config(path, ckpt["config"]))
     state = ckpt["state_dict"]
     if not isinstance(state, dict):
-        raise CheckpointError(f"{path}: weights are a {type(state).__name__}, not a state dict")
+        raise CheckpointError(
+            f"{path}: weights are a {type(state).__name__}, not a state dict")
     expected = model.state_dict()
     missing = sorted(set(expected) - set(state))
     unexpected = sorted(set(state) - set(expected))
@@ -159,17 +179,19 @@ def build_model(ckpt: dict, path: str = "checkpoint", device=None) -> torch.nn.M
         if not isinstance(t, torch.Tensor) or t.shape != expected[name].shape:
             got = tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__
             want = tuple(expected[name].shape)
-            raise CheckpointError(f"{path}: weights do not match the stored config: {name} is "
-                                  f"{got} in the file, {want} for the config")
+            raise CheckpointError(
+                f"{path}: weights do not match the stored config: {name} is {got} in "
+                f"the file, {want} for the config")
     float_dtypes = {t.dtype for t in state.values() if t.is_floating_point()}
-    if len(float_dtypes) == 1:  # a float64 (chapters) or bf16 model comes back in its dtype
+    if len(float_dtypes) == 1:  # a float64 (chapters) or bf16 model keeps its dtype
         model.to(float_dtypes.pop())
     model.load_state_dict(state)
     return model.to(device or "cpu").eval()
 
 
 def load_checkpoint(path: str, device=None):
-    """(model in eval mode, meta) from a file written by save_checkpoint; CheckpointError if the
-    file is missing, empty, truncated, foreign, or its weights do not fit its config."""
+    """(model in eval mode, meta) from a file written by save_checkpoint;
+    CheckpointError if the file is missing, empty, truncated, foreign, or its weights
+    do not fit its config."""
     ckpt = read_checkpoint(path, device)
     return build_model(ckpt, os.fspath(path), device), ckpt["meta"]

@@ -108,7 +108,7 @@ def n_segments(T: int, L: int) -> int:
 
 def segment_at(streams: torch.Tensor, start: int, seg_len: int
                ) -> Tuple[torch.Tensor, torch.Tensor]:
-    """(x, y), each (B, l), of the segment starting at `start` of streams (B, T) (ch. 1).
+    """(x, y), each (B, l), of the segment at `start` of streams (B, T) (ch. 1).
 
     y is x shifted left by 1; l = seg_len (L), or what is left before the end of the
     streams. x and y are contiguous, so `.view(-1)` works.
@@ -138,7 +138,25 @@ def iter_segments(streams: torch.Tensor, seg_len: int
 # --------------------------------------------------------------------------------------
 
 OFFLINE_CHARS = 2_000_000  # size of the generated offline corpus the CLIs use (seed 0)
+MAX_OFFLINE_CHARS = 100_000_000  # text8's size; more takes hours and GiB to generate
+MAX_TEXT_BYTES = 1_000_000_000  # a --path corpus is read whole, then normalized
 CORPORA = ("offline", "text8")
+
+
+def read_text_file(path: str) -> str:
+    """The text of a corpus file, one character per byte (latin-1); DataError if it
+    is not a regular file (e.g. /dev/zero) or too large to read whole."""
+    p = Path(path).expanduser()
+    try:
+        if not p.is_file():
+            what = "no such file" if not p.exists() else "not a regular file"
+            raise DataError(f"cannot read {path}: {what}")
+        if p.stat().st_size > MAX_TEXT_BYTES:
+            raise DataError(f"{path} has {p.stat().st_size:,} bytes, more than the "
+                            f"{MAX_TEXT_BYTES:,} a corpus file may have; cut it")
+        return p.read_bytes().decode("latin-1")
+    except OSError as e:
+        raise DataError(f"cannot read {path}: {e.strerror}") from None
 
 
 def load_corpus_split(corpus: str, split: str = "train", path: Optional[str] = None,
@@ -161,13 +179,10 @@ def load_corpus_split(corpus: str, split: str = "train", path: Optional[str] = N
     if corpus == "text8":
         splits = load_text8(path)
     elif path is not None:
-        try:
-            text = Path(path).expanduser().read_bytes().decode("latin-1")
-        except OSError as e:
-            raise DataError(f"cannot read {path}: {e.strerror}") from None
-        splits = split_text8(normalize(text), name=Path(path).name)
+        splits = split_text8(normalize(read_text_file(path)), name=Path(path).name)
     else:
-        if offline_chars < 1000:
-            raise ValueError(f"offline corpus needs >= 1000 chars, got {offline_chars}")
+        if not 1000 <= offline_chars <= MAX_OFFLINE_CHARS:
+            raise ValueError(f"the offline corpus takes 1,000 to {MAX_OFFLINE_CHARS:,} "
+                             f"chars, got {offline_chars:,}")
         splits = offline_splits(offline_chars, seed=0)
     return CharVocab().encode(getattr(splits, split))

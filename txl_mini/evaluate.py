@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
 import torch
 import torch.nn.functional as F
@@ -27,10 +27,17 @@ class EvalResult:
     seconds: float  # wall time of the evaluation
     # (B, T) nats for predicting streams[b, t]; NaN where not scored
     token_nats: torch.Tensor
+    # scored targets whose loss is NaN or infinite: then bpc is NaN too, never a
+    # mean over the finite ones only
+    n_nonfinite: int = 0
 
     def __str__(self) -> str:
         return (f"{self.bpc:.3f} bpc over {self.n_tokens:,} characters "
                 f"in {self.seconds:.2f} s")
+
+
+class EvaluationStopped(Exception):
+    """`on_segment` asked an evaluation to stop before its end (e.g. Ctrl-C)."""
 
 
 def bits_per_char(nats: float) -> float:
@@ -38,11 +45,14 @@ def bits_per_char(nats: float) -> float:
     return nats / math.log(2)
 
 
-def _result(token_nats: torch.Tensor, start: float) -> EvalResult:
-    scored = ~token_nats.isnan()
+def _result(token_nats: torch.Tensor, scored: torch.Tensor,
+            start: float) -> EvalResult:
+    """Mean over every scored target; a NaN or infinite loss makes the mean NaN."""
     n = int(scored.sum())
-    return EvalResult(bits_per_char(token_nats[scored].sum().item() / n), n,
-                      time.perf_counter() - start, token_nats)
+    nats = token_nats[scored]  # (n,)
+    bad = int((~torch.isfinite(nats)).sum())
+    bpc = bits_per_char(nats.sum().item() / n) if n and not bad else float("nan")
+    return EvalResult(bpc, n, time.perf_counter() - start, token_nats, bad)
 
 
 def _device(model) -> torch.device:
@@ -52,7 +62,9 @@ def _device(model) -> torch.device:
 @torch.no_grad()
 def evaluate_segments(model, tokens: torch.Tensor, seg_len: Optional[int] = None,
                       batch_size: int = 1, mem_len: Optional[int] = None,
-                      progress: bool = False) -> EvalResult:
+                      progress: bool = False,
+                      on_segment: Optional[Callable[[int, int], bool]] = None
+                      ) -> EvalResult:
     """Score `tokens` (N,) segment by segment, memory carried between them (ch. 1, 6).
 
     For TransformerXL every segment sees the previous segments' states through memory
@@ -60,7 +72,8 @@ def evaluate_segments(model, tokens: torch.Tensor, seg_len: Optional[int] = None
     non-overlapping segments: each segment starts from nothing, the context
     fragmentation of chapter 2.
     With batch_size B the stream is cut into B parallel streams; token_nats.reshape(-1)
-    lines up with tokens[:B * (N // B)].
+    lines up with tokens[:B * (N // B)]. `on_segment(done, total)` is called after
+    each segment; if it returns True the evaluation raises EvaluationStopped.
     """
     model.eval()
     start = time.perf_counter()
@@ -68,17 +81,22 @@ def evaluate_segments(model, tokens: torch.Tensor, seg_len: Optional[int] = None
     streams = batchify(tokens, batch_size).to(_device(model))  # (B, T)
     # (B, T); t = 0 has no context
     token_nats = torch.full(streams.shape, float("nan"))
+    scored = torch.zeros(streams.shape, dtype=torch.bool)  # (B, T)
     mems, t = None, 1
     kwargs = {} if mem_len is None else {"mem_len": mem_len}
-    for x, y in tqdm(iter_segments(streams, L), disable=not progress, desc="segments",
-                     total=n_segments(streams.shape[1], L)):
+    total = n_segments(streams.shape[1], L)
+    for k, (x, y) in enumerate(tqdm(iter_segments(streams, L), disable=not progress,
+                                    desc="segments", total=total)):
         out = model(x, mems=mems, **kwargs)
         mems = out.mems
         # (B, l)
         nats = F.cross_entropy(out.logits.transpose(1, 2), y, reduction="none")
         token_nats[:, t:t + y.shape[1]] = nats.float().cpu()
+        scored[:, t:t + y.shape[1]] = True
         t += y.shape[1]
-    return _result(token_nats, start)
+        if on_segment is not None and on_segment(k + 1, total):
+            raise EvaluationStopped(f"stopped after {k + 1} of {total} segments")
+    return _result(token_nats, scored, start)
 
 
 @torch.no_grad()
@@ -100,6 +118,8 @@ def evaluate_sliding_window(model, tokens: torch.Tensor, context: Optional[int] 
     if N <= C + 1:
         raise ValueError(f"need more than context + 1 = {C + 1} tokens, got {N}")
     token_nats = torch.full((1, N), float("nan"))
+    scored = torch.zeros((1, N), dtype=torch.bool)
+    scored[0, 1:] = True  # every target but the first character's
 
     first = model(tokens[None, :C], targets=None).logits[0]  # (C, V)
     token_nats[0, 1:C + 1] = F.cross_entropy(
@@ -116,7 +136,7 @@ def evaluate_sliding_window(model, tokens: torch.Tensor, context: Optional[int] 
         logits = model(w[:, :-1]).logits[:, -1]
         nats = F.cross_entropy(logits, w[:, -1], reduction="none")
         token_nats[0, lo + C + 1:lo + C + 1 + w.shape[0]] = nats.float().cpu()
-    return _result(token_nats, start)
+    return _result(token_nats, scored, start)
 
 
 def loss_by_position(token_nats: torch.Tensor, seg_len: int) -> torch.Tensor:

@@ -39,11 +39,22 @@ def atomic_path(path: PathLike) -> Iterator[str]:
         yield tmp
         with open(tmp, "rb+") as f:
             os.fsync(f.fileno())  # the bytes are on disk before the name points at them
+        os.chmod(tmp, _mode_for(path))  # mkstemp makes 0600; a plain file is not
         os.replace(tmp, path)
         _fsync_dir(path.parent)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def _mode_for(path: Path) -> int:
+    """The mode `open(path, "w")` would give: the old file's, else 0666 less umask."""
+    try:
+        return path.stat().st_mode & 0o777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def remove_stale_temps(path: PathLike, older_than: float = 0.0) -> list[str]:

@@ -2,11 +2,12 @@
 
     python -m txl_mini sample runs/xl.pt --prompt "the king said " --chars 300 --top-k 5
 
-Transformer-XL reads the prompt once, keeps every layer's states as memory, and then pushes
-each new character through the network as a segment of length 1 (L = 1) attending to that
-memory: the cost per character is one position, however long the context. The vanilla model
-has no memory, so each new character re-runs the whole window of its last `seg_len` characters,
-the same recomputation that makes its evaluation slow (Table 9, `txl_mini.speed`).
+Transformer-XL reads the prompt once, keeps every layer's states as memory, and then
+pushes each new character through the network as a segment of length 1 (L = 1) attending
+to that memory: the cost per character is one position, however long the context. The
+vanilla model has no memory, so each new character re-runs the whole window of its last
+`seg_len` characters, the same recomputation that makes its evaluation slow (Table 9,
+`txl_mini.speed`).
 
 Shapes: B batch (1 here), L segment length, M memory length, V vocab.
 """
@@ -21,18 +22,21 @@ import torch
 from .model import TransformerXL, VanillaTransformer
 
 
-def sample_next(logits: torch.Tensor, temperature: float = 1.0, top_k: Optional[int] = None,
+def sample_next(logits: torch.Tensor, temperature: float = 1.0,
+                top_k: Optional[int] = None,
                 generator: Optional[torch.Generator] = None) -> torch.Tensor:
     """Draw one id per row from logits (B, V) -> (B,) (chapter 6).
 
-    temperature 0 means greedy (argmax); below 1 sharpens, above 1 flattens the distribution.
-    top_k keeps only the k most likely ids before drawing.
+    temperature 0 means greedy (argmax); below 1 sharpens, above 1 flattens the
+    distribution. top_k keeps only the k most likely ids before drawing.
     """
-    if temperature < 0:
-        raise ValueError(f"temperature must be >= 0, got {temperature}")
+    if not temperature >= 0 or temperature == float("inf"):  # NaN fails >= too
+        raise ValueError(f"temperature must be a finite number >= 0, got {temperature}")
     if top_k is not None and top_k < 1:
         raise ValueError(f"top_k must be >= 1, got {top_k}")
     logits = logits.float()
+    if torch.isnan(logits).any():
+        raise ValueError("the model's logits are NaN: its weights are broken")
     if temperature == 0:
         return logits.argmax(dim=-1)  # (B,)
     logits = logits / temperature
@@ -46,17 +50,21 @@ def sample_next(logits: torch.Tensor, temperature: float = 1.0, top_k: Optional[
 @torch.inference_mode()
 def generate(model, prompt: torch.Tensor, n_chars: int, *, temperature: float = 1.0,
              top_k: Optional[int] = None, generator: Optional[torch.Generator] = None,
-             use_cache: bool = True, mem_len: Optional[int] = None, context: Optional[int] = None,
-             on_token: Optional[Callable[[int], None]] = None, return_logits: bool = False):
-    """Continue `prompt` (P,) ids by `n_chars` sampled ids; returns the new ids (n_chars,) (ch. 6).
+             use_cache: bool = True, mem_len: Optional[int] = None,
+             context: Optional[int] = None,
+             on_token: Optional[Callable[[int], None]] = None,
+             return_logits: bool = False):
+    """Continue `prompt` (P,) ids by `n_chars` sampled ids -> the new ids (n_chars,)
+    (ch. 6).
 
     use_cache=True (TransformerXL only): the prompt runs once in segments of the model's
     seg_len, then every new character is ONE position attending to the cached memory of
-    `mem_len` states per layer (default M + L of the model: the context its last training
-    position saw). use_cache=False re-runs the window of the last `context` characters (default
-    the model's seg_len) for every new character, as the vanilla model must. `on_token(id)` is
-    called as each character is drawn (streaming). return_logits=True also returns the logits
-    each character was drawn from, (n_chars, V), for checking the cache against re-running.
+    `mem_len` states per layer (default M + L of the model: the context its last
+    training position saw). use_cache=False re-runs the window of the last `context`
+    characters (default the model's seg_len) for every new character, as the vanilla
+    model must. `on_token(id)` is called as each character is drawn (streaming).
+    return_logits=True also returns the logits each character was drawn from, (n_chars,
+    V), for checking the cache against re-running.
     """
     if prompt.dim() != 1 or prompt.numel() < 1:
         raise ValueError("prompt must be a non-empty 1-D tensor of ids")
@@ -68,13 +76,15 @@ def generate(model, prompt: torch.Tensor, n_chars: int, *, temperature: float = 
     ids = prompt.to(device)[None]  # (1, P)
     out_ids, drawn_from = [], []
     if use_cache:
-        if isinstance(model, VanillaTransformer) or not isinstance(model, TransformerXL):
-            raise ValueError("use_cache=True needs a TransformerXL; the vanilla model has no memory")
+        if (isinstance(model, VanillaTransformer)
+                or not isinstance(model, TransformerXL)):
+            raise ValueError("use_cache=True needs a TransformerXL; the vanilla model "
+                             "has no memory")
         M = mem_len if mem_len is not None else cfg.mem_len + cfg.seg_len
         mems, logits = None, None
-        for start in range(0, ids.shape[1], cfg.seg_len):  # read the prompt segment by segment
+        for start in range(0, ids.shape[1], cfg.seg_len):  # the prompt, by segments
             out = model(ids[:, start:start + cfg.seg_len], mems=mems, mem_len=M)
-            mems, logits = out.mems, out.logits[:, -1]  # (1, V) predicts the next character
+            mems, logits = out.mems, out.logits[:, -1]  # (1, V) the next character
         for _ in range(n_chars):
             drawn_from.append(logits[0].float().cpu())
             nxt = sample_next(logits, temperature, top_k, generator)  # (1,)
@@ -101,7 +111,7 @@ def generate(model, prompt: torch.Tensor, n_chars: int, *, temperature: float = 
 
 
 def time_per_char(model, prompt: torch.Tensor, n_chars: int, **kwargs) -> float:
-    """Seconds per generated character of generate(model, prompt, n_chars, **kwargs) (ch. 6).
+    """Seconds per character of generate(model, prompt, n_chars, **kwargs) (ch. 6).
 
     Includes reading the prompt, so use a long n_chars for the cached path.
     """

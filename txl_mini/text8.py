@@ -1,7 +1,7 @@
-"""The text8 corpus: download, verify, cache, and the standard 90M/5M/5M split (Chapter 1).
+"""The text8 corpus: download, verify, cache, the standard 90M/5M/5M split (Chapter 1).
 
 text8 is the first 10^8 bytes of an English Wikipedia dump, reduced to a-z and space
-(Mahoney, "Large Text Compression Benchmark"). `txl_mini.data` re-exports everything here.
+(Mahoney, "Large Text Compression Benchmark"). `txl_mini.data` uses it.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import urllib.request
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Tuple, Union
+from typing import Optional, Tuple
 
 from tqdm import tqdm
 
@@ -33,59 +33,64 @@ TEXT8_CHARS = " abcdefghijklmnopqrstuvwxyz"  # index order: space=0, a=1 .. z=26
 
 
 class DataError(RuntimeError):
-    """A corpus could not be obtained or failed verification; the message says what to do.
+    """A corpus could not be obtained or failed verification; the message says what
+    to do.
 
-    Chapter 1. Raised `from None`: the message is the whole story, urllib's chain is noise.
+    Chapter 1. Raised `from None`: the message is the whole story, urllib's chain
+    is noise.
     """
 
 
-# ---------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # Splits
-# ---------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Splits:
-    """train / valid / test text of one corpus, and its `name`, so runs can say it (Chapter 1)."""
+    """train / valid / test text of a corpus, and its `name` for runs to say (Ch. 1)."""
 
-    # repr=False: printing 100M characters in a notebook would freeze it; __repr__ shows sizes.
+    # repr=False: printing 100M characters would freeze a notebook; __repr__ shows
+    # the sizes.
     train: str = field(repr=False)
     valid: str = field(repr=False)
     test: str = field(repr=False)
     name: str = "text8"
 
     def __repr__(self) -> str:
-        sizes = ", ".join(f"{k}={len(getattr(self, k)):,}" for k in ("train", "valid", "test"))
+        sizes = ", ".join(f"{k}={len(getattr(self, k)):,}"
+                          for k in ("train", "valid", "test"))
         return f"Splits(name={self.name!r}, {sizes} chars)"
 
 
 def split_sizes(n: int, n_valid: Optional[int] = None, n_test: Optional[int] = None
                 ) -> Tuple[int, int, int]:
-    """(n_train, n_valid, n_test) for a corpus of n chars; by default 5% each (Chapter 1).
+    """(n_train, n_valid, n_test) for a corpus of n chars; by default 5% each (ch. 1).
 
     n // 20 gives exactly 90M / 5M / 5M for the 100M-char text8, the paper's split.
     """
     n_valid = n // 20 if n_valid is None else n_valid
     n_test = n // 20 if n_test is None else n_test
     if min(n_valid, n_test) < 0 or n_valid + n_test >= n:
-        raise ValueError(f"cannot split {n} chars into valid={n_valid} and test={n_test} "
-                         "and leave a non-empty train split")
+        raise ValueError(f"cannot split {n} chars into valid={n_valid} and "
+                         f"test={n_test} and leave a non-empty train split")
     return n - n_valid - n_test, n_valid, n_test
 
 
 def split_text8(text: str, n_valid: Optional[int] = None, n_test: Optional[int] = None,
                 *, name: str = "text8") -> Splits:
-    """Contiguous split in corpus order: train first, then valid, then test (Chapter 1)."""
+    """Contiguous split in corpus order: train, then valid, then test (Chapter 1)."""
     n_train, n_valid, _ = split_sizes(len(text), n_valid, n_test)
     return Splits(text[:n_train], text[n_train:n_train + n_valid],
                   text[n_train + n_valid:], name=name)
 
 
-# ---------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # text8: download, verify, cache
-# ---------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 
 def default_cache_dir() -> Path:
-    """$TXL_MINI_CACHE, else $XDG_CACHE_HOME/txl_mini, else ~/.cache/txl_mini (Chapter 1)."""
+    """$TXL_MINI_CACHE, else $XDG_CACHE_HOME/txl_mini, else ~/.cache/txl_mini
+    (Chapter 1)."""
     if os.environ.get("TXL_MINI_CACHE"):
         return Path(os.environ["TXL_MINI_CACHE"]).expanduser()
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
@@ -100,14 +105,16 @@ def _sha1_file(path: Path) -> str:
     return h.hexdigest()
 
 
-def _check(what: str, size: int, sha1: str, want_size: int, want_sha1: str, hint: str) -> None:
+def _check(what: str, size: int, sha1: str, want_size: int, want_sha1: str,
+           hint: str) -> None:
     if (size, sha1) != (want_size, want_sha1):
-        raise DataError(f"{what} failed verification: expected {want_size:,} bytes with sha1 "
-                        f"{want_sha1}, got {size:,} bytes with sha1 {sha1}. {hint}")
+        raise DataError(f"{what} failed verification: expected {want_size:,} bytes "
+                        f"with sha1 {want_sha1}, got {size:,} bytes with sha1 {sha1}. "
+                        f"{hint}")
 
 
 def _read_text(path: Path, text_size: int, text_sha1: str, label: str = "") -> str:
-    """The verified text of `path`, which is either a zip holding `text8` or the raw file."""
+    """The verified text of `path`: a zip holding `text8`, or the raw file."""
     hint = "Pass the original text8.zip or the unzipped text8 file."
     try:
         if zipfile.is_zipfile(path):
@@ -116,13 +123,14 @@ def _read_text(path: Path, text_size: int, text_sha1: str, label: str = "") -> s
         else:
             data = path.read_bytes()
     except KeyError:
-        raise DataError(f"{path} is a zip without a file named 'text8'. {hint}") from None
+        raise DataError(
+            f"{path} is a zip without a file named 'text8'. {hint}") from None
     except (OSError, zipfile.BadZipFile) as e:
         raise DataError(f"could not read {path}: {e}. {hint}") from None
     # The text's own checksum is what guarantees the corpus; a re-zipped copy is fine.
     _check(label or f"text8 in {path}", len(data), hashlib.sha1(data).hexdigest(),
            text_size, text_sha1, hint)
-    return data.decode("latin-1")  # never fails; CharVocab.encode names any odd character
+    return data.decode("latin-1")  # never fails; CharVocab.encode names odd characters
 
 
 def _reason(e: Exception) -> str:
@@ -190,9 +198,9 @@ def load_text8(path: Optional[PathLike] = None, *, cache_dir: Optional[PathLike]
                text_sha1: str = TEXT8_SHA1, progress: bool = True) -> Splits:
     """text8 as the standard 90M / 5M / 5M split, verified by size and sha1 (Chapter 1).
 
-    With `path` (text8.zip or the unzipped text8) nothing is downloaded. Otherwise the zip is
-    fetched once into `cache_dir` (default: `default_cache_dir()`) and reused. Any failure
-    raises one `DataError` that says what failed and how to proceed.
+    With `path` (text8.zip or the unzipped text8) nothing is downloaded. Otherwise the
+    zip is fetched once into `cache_dir` (default: `default_cache_dir()`) and reused.
+    Any failure raises one `DataError` that says what failed and how to proceed.
     """
     if path is not None:
         p = Path(path).expanduser()
@@ -201,19 +209,38 @@ def load_text8(path: Optional[PathLike] = None, *, cache_dir: Optional[PathLike]
                             f"unzipped text8 file, or omit path to download {url}.")
         return split_text8(_read_text(p, text_size, text_sha1))
 
-    cache = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
+    cache = (Path(cache_dir).expanduser() if cache_dir is not None
+             else default_cache_dir())
+    made = [p for p in (cache, *cache.parents) if not p.exists()]  # to undo on failure
     try:
         cache.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise DataError(f"cannot create cache directory {cache}: {e.strerror}. "
                         "Pass cache_dir=... or set TXL_MINI_CACHE.") from None
+    try:
+        return _cached_or_download(cache, url, zip_size, zip_sha1, text_size,
+                                   text_sha1, progress)
+    except BaseException:  # a failed first download leaves no empty cache directory
+        for p in made:  # deepest first
+            try:
+                p.rmdir()
+            except OSError:
+                break
+        raise
+
+
+def _cached_or_download(cache: Path, url: str, zip_size: int, zip_sha1: str,
+                        text_size: int, text_sha1: str, progress: bool) -> Splits:
     dest = cache / "text8.zip"
-    if dest.is_file() and (dest.stat().st_size, _sha1_file(dest)) != (zip_size, zip_sha1):
-        # Not the verified file (damaged, or placed by hand): keep it aside, never delete it.
+    verified = (zip_size, zip_sha1)
+    if dest.is_file() and (dest.stat().st_size, _sha1_file(dest)) != verified:
+        # Not the verified file (damaged, or placed by hand): keep it aside, never
+        # delete it.
         aside = dest.with_name(f"{dest.name}.mismatch-{int(time.time())}")
         dest.rename(aside)
-        print(f"note: {dest} does not match text8's checksum; moved it to {aside.name} and "
-              "fetching a fresh copy", file=sys.stderr)
+        print(f"note: {dest} does not match text8's checksum; moved it to "
+              f"{aside.name} and fetching a fresh copy", file=sys.stderr)
     if dest.is_file():
         return split_text8(_read_text(dest, text_size, text_sha1))
-    return split_text8(_download(url, dest, zip_size, zip_sha1, text_size, text_sha1, progress))
+    return split_text8(_download(url, dest, zip_size, zip_sha1, text_size, text_sha1,
+                                 progress))

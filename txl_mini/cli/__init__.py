@@ -1,4 +1,4 @@
-"""The command lines: `python -m txl_mini <command> ...` (tooling; no chapter imports it).
+"""The command lines: `python -m txl_mini <command> ...` (tooling; no chapter uses it).
 
 Each command is a module here with a `main(argv) -> exit status`; the library modules
 one level up know nothing of argparse, signals or several processes.

@@ -1,17 +1,17 @@
-"""`python -m txl_mini bench`: training speed, FLOP utilisation, evaluation speed, memory (ch. 6).
+"""`python -m txl_mini bench`: training and evaluation speed, FLOP use, memory (ch. 6).
 
 One run measures, on one device with the same thread count:
 - training tokens/s of XL with the fast path, with the readable path and of the
   vanilla baseline of the same size, interleaved, and the ratios between them
   (`txl_mini.cli.bench_train`);
-- model FLOP utilisation (MFU): achieved training FLOP/s / FLOP/s of a large square matmul
-  timed in the same run, once by wall-clock time and once by this process's CPU time
-  (`bench_train.train_flops_per_token` counts the FLOPs: matmuls only, 2 per multiply-add,
-  backward = 2x forward);
-- seconds per predicted character, XL with memory vs the vanilla sliding window (the paper's
-  Table 9), through `txl_mini.speed.eval_speed`, the one implementation chapter 6 also uses,
-  and memory flatness: peak memory after 2,000 evaluated segments vs after 20
-  (`txl_mini.cli.bench_eval`);
+- model FLOP utilisation (MFU): achieved training FLOP/s / FLOP/s of a large square
+  matmul timed in the same run, once by wall-clock time and once by this process's CPU
+  time (`bench_train.train_flops_per_token` counts the FLOPs: matmuls only, 2 per
+  multiply-add, backward = 2x forward);
+- seconds per predicted character, XL with memory vs the vanilla sliding window (the
+  paper's Table 9), through `txl_mini.speed.eval_speed`, the one implementation chapter
+  6 also uses, and memory flatness: peak memory after 2,000 evaluated segments vs after
+  20 (`txl_mini.cli.bench_eval`);
 - peak memory of every measurement (`txl_mini.cli.peakmem`).
 This module holds the command line and the printed table.
 """
@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import tempfile
 import time
 from contextlib import nullcontext
 
@@ -30,60 +32,106 @@ from ..files import atomic_path
 from .bench_eval import EVAL_LENS, bench_eval, memory_flatness
 from .bench_profile import format_profile, profile_step
 from .bench_train import bench_training, matmul_flops, train_config
-from .options import UsageError, pick_device
+from .options import (HelpFormatter, UsageError, check_at_least, check_threads, fail,
+                      interrupted, pick_device)
 
 PROG = "python -m txl_mini bench"
 
 
-def main(argv=None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0],
-                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="small smoke run (< 60 s on a CPU)")
-    ap.add_argument("--json", metavar="PATH", help="also write the results as JSON here")
-    ap.add_argument("--device", default=None,
-                    help="cpu or cuda (default: cuda if available)")
-    ap.add_argument("--threads", type=int, default=1, help="torch CPU threads")
-    ap.add_argument("--batch", type=int, default=16, help="training batch size")
-    ap.add_argument("--eval-batch", type=int, default=1,
-                    help="evaluation batch size, the same for XL and the vanilla window")
-    ap.add_argument("--rounds", type=int, default=None, help="interleaved timing rounds")
-    ap.add_argument("--steps", type=int, default=None, help="training steps per round")
-    ap.add_argument("--max-attn-len", type=int, default=None,
-                    help="longest evaluation attention length (default 3800; --quick: 1024)")
-    ap.add_argument("--long-segments", type=int, default=2000,
-                    help="segments of the memory-flatness evaluation")
-    ap.add_argument("--compile", action="store_true", help="torch.compile the training models")
-    ap.add_argument("--profile", action="store_true",
-                    help="also split one training step per model by torch.profiler (CPU only)")
-    ap.add_argument("--no-progress", action="store_true", help="no progress bars")
-    args = ap.parse_args(argv)
+                                 formatter_class=HelpFormatter)
+    add = ap.add_argument
+    add("--quick", action="store_true", help="small smoke run (< 60 s on a CPU)")
+    add("--json", metavar="PATH", help="also write the results as JSON here")
+    add("--device", default=None,
+        help="cpu or cuda (default: cuda if available, else cpu)")
+    add("--threads", type=int, default=1, help="torch CPU threads")
+    add("--batch", type=int, default=16, help="training batch size")
+    add("--eval-batch", type=int, default=1,
+        help="evaluation batch size, the same for XL and the vanilla window")
+    add("--rounds", type=int, default=None,
+        help="interleaved timing rounds (default: 5; --quick: 2)")
+    add("--steps", type=int, default=None,
+        help="training steps per round (default: 3; --quick: 2)")
+    add("--max-attn-len", type=int, default=None,
+        help="longest evaluation attention length (default: 3800; --quick: 1024)")
+    add("--long-segments", type=int, default=2000,
+        help="segments of the memory-flatness evaluation")
+    add("--compile", action="store_true", help="torch.compile the training models")
+    add("--profile", action="store_true",
+        help="also split one training step per model by torch.profiler (CPU only)")
+    add("--quiet", "--no-progress", dest="quiet", action="store_true",
+        help="no progress bars")
+    return ap
+
+
+def check_json_path(path: str) -> None:
+    """--json: a writable file name, checked before minutes of benchmarking."""
+    if os.path.isdir(path):
+        raise UsageError(f"--json {path} is a directory; give a file name")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise UsageError(f"--json {path}: directory {folder} does not exist")
     try:
-        device = pick_device(args.device or "auto")
-        # the timings synchronise CUDA only (speed.synchronize): on Apple's MPS they
-        # would time queued kernels, so auto means cuda or cpu here
-        if device.type == "mps":
-            if args.device:
-                raise UsageError(f"--device {args.device}: the bench times cpu or "
-                                 "cuda only")
-            device = torch.device("cpu")
-    except UsageError as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
-        return 2
-    if min(args.threads, args.batch, args.eval_batch) < 1 or args.long_segments < 20:
-        print(f"{PROG}: error: --threads, --batch, --eval-batch must be >= 1 and "
-              "--long-segments >= 20",
-              file=sys.stderr)
-        return 2
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".probe-")
+        os.close(fd)
+        os.remove(probe)
+    except OSError as e:
+        raise UsageError(f"--json {path}: cannot write to {folder}: "
+                         f"{e.strerror or e}") from None
+
+
+def check_args(args) -> torch.device:
+    check_at_least(args, {"threads": 1, "batch": 1, "eval_batch": 1, "rounds": 1,
+                          "steps": 1, "max_attn_len": min(EVAL_LENS),
+                          "long_segments": 20})
+    check_threads(args.threads)
+    if args.json:
+        check_json_path(args.json)
+    device = pick_device(args.device or "auto")
+    # the timings synchronise CUDA only (speed.synchronize): on Apple's MPS they
+    # would time queued kernels, so auto means cuda or cpu here
+    if device.type == "mps":
+        if args.device:
+            raise UsageError(f"--device {args.device}: the bench times cpu or "
+                             "cuda only")
+        device = torch.device("cpu")
     if args.profile and device.type != "cpu":
-        print(f"{PROG}: error: --profile splits CPU time: use it with --device cpu", file=sys.stderr)
-        return 2
+        raise UsageError("--profile splits CPU time: use it with --device cpu")
+    return device
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        device = check_args(args)
+    except UsageError as e:
+        return fail(PROG, f"error: {e}")
+    try:
+        result = run_bench(args, device)
+    except KeyboardInterrupt:
+        return interrupted(PROG)
+    print(format_report(result))
+    if args.json:
+        try:
+            with atomic_path(args.json) as tmp:  # never a half-written file
+                with open(tmp, "w") as f:
+                    json.dump(result, f, indent=1)
+        except OSError as e:
+            return fail(PROG, f"error: cannot write {args.json}: {e.strerror or e} "
+                        "(the results are printed above)", 1)
+    return 0
+
+
+def run_bench(args, device: torch.device) -> dict:
     torch.set_num_threads(args.threads)
-    amp_dtype = torch.bfloat16 if device.type == "cuda" else None  # bf16 autocast on CUDA
+    amp_dtype = torch.bfloat16 if device.type == "cuda" else None  # autocast on CUDA
 
     def amp():
         return torch.autocast("cuda", dtype=amp_dtype) if amp_dtype else nullcontext()
 
-    progress = not args.no_progress
+    progress = not args.quiet
     cfg = train_config(args.quick)
     batch = 4 if args.quick else args.batch
     rounds = args.rounds or (2 if args.quick else 5)
@@ -97,17 +145,20 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     n = 512 if args.quick else 1024
     ceil1 = matmul_flops(device, n, 3 if args.quick else 5)
-    # smallest memory needs first, so that every peak-memory reading starts from a low RSS
+    # smallest memory needs first, so that every peak-memory reading starts low
     flat = memory_flatness(device, 20, args.long_segments, amp, progress)
     evals = bench_eval(lens, device, amp_dtype, args.quick, progress, args.eval_batch)
-    train = bench_training(cfg, batch, device, rounds, steps, amp, args.compile, progress)
+    train = bench_training(cfg, batch, device, rounds, steps, amp, args.compile,
+                           progress)
     ceil2 = matmul_flops(device, n, 3)
     prof = profile_step(cfg, batch, device, progress) if args.profile else None
-    ceiling, ceiling_cpu = max(ceil1[0], ceil2[0]), max(ceil1[1], ceil2[1])  # best of both
+    # the best of both
+    ceiling, ceiling_cpu = max(ceil1[0], ceil2[0]), max(ceil1[1], ceil2[1])
 
-    fast, ref, van = (train[k]["tokens_per_s"] for k in ("xl_fast", "xl_readable", "vanilla"))
+    fast, ref, van = (train[k]["tokens_per_s"]
+                      for k in ("xl_fast", "xl_readable", "vanilla"))
     cpu = {k: v["tokens_per_cpu_s"] for k, v in train.items()}
-    result = {
+    return {
         "device": str(device), "device_name": name, "threads": torch.get_num_threads(),
         "torch": torch.__version__, "autocast": str(amp_dtype), "compile": args.compile,
         "quick": args.quick, "train_config": cfg.__dict__, "batch": batch,
@@ -124,12 +175,6 @@ def main(argv=None) -> int:
         "eval": evals, "memory_flatness": flat,
         "profile": prof, "seconds": time.perf_counter() - t0,
     }
-    print(format_report(result))
-    if args.json:
-        with atomic_path(args.json) as tmp:  # never a half-written file
-            with open(tmp, "w") as f:
-                json.dump(result, f, indent=1)
-    return 0
 
 
 def _cpu_name() -> str:
@@ -144,19 +189,20 @@ def _cpu_name() -> str:
 
 
 def format_report(r: dict) -> str:
-    """The bench's results as text tables (also pasted into the README's Performance section)."""
+    """The bench's results as text tables (as in the README's Performance section)."""
     c = r["train_config"]
-    lines = [f"training: d_model {c['d_model']}, {c['n_layer']} layers, {c['n_head']} heads, "
-             f"L = M = {c['seg_len']}, batch {r['batch']}",
-             f"{'model':<14}{'tokens/s':>10}{'tokens/CPU s':>14}{'GFLOP/s':>9}{'MFU':>7}"
-             f"{'peak MiB':>10}{'rise':>7}"]
+    lines = [f"training: d_model {c['d_model']}, {c['n_layer']} layers, "
+             f"{c['n_head']} heads, L = M = {c['seg_len']}, batch {r['batch']}",
+             f"{'model':<14}{'tokens/s':>10}{'tokens/CPU s':>14}{'GFLOP/s':>9}"
+             f"{'MFU':>7}{'peak MiB':>10}{'rise':>7}"]
     for k, v in r["train"].items():
         lines.append(f"{k:<14}{v['tokens_per_s']:>10.0f}{v['tokens_per_cpu_s']:>14.0f}"
-                     f"{v['flop_per_s'] / 1e9:>9.2f}{r['mfu'][k]:>7.1%}{v['peak_mem_mib']:>10.0f}"
-                     f"{v['peak_rise_mib']:>7.0f}")
+                     f"{v['flop_per_s'] / 1e9:>9.2f}{r['mfu'][k]:>7.1%}"
+                     f"{v['peak_mem_mib']:>10.0f}{v['peak_rise_mib']:>7.0f}")
     ra = r["ratios"]
     lines.append(f"fast / readable: {ra['fast_over_readable']:.2f}x wall, "
-                 f"{ra['fast_over_readable_cpu']:.2f}x CPU time; XL step / vanilla step: "
+                 f"{ra['fast_over_readable_cpu']:.2f}x CPU time; "
+                 "XL step / vanilla step: "
                  f"{ra['xl_step_over_vanilla_step']:.2f}x wall, "
                  f"{ra['xl_step_over_vanilla_step_cpu']:.2f}x CPU time")
     mc = r["mfu_cpu_time"]
@@ -165,17 +211,18 @@ def format_report(r: dict) -> str:
                  + ", ".join(f"{k} {v:.1%}" for k, v in mc.items()))
     lines.append(f"evaluation (book widths, batch {r['eval_batch']}), "
                  "seconds per predicted character:")
-    lines.append(f"{'attn len':>8}{'XL ms/char':>12}{'vanilla ms/char':>17}{'speed-up':>10}"
-                 f"{'paper':>8}{'peak MiB':>10}{'rise':>7}")
+    lines.append(f"{'attn len':>8}{'XL ms/char':>12}{'vanilla ms/char':>17}"
+                 f"{'speed-up':>10}{'paper':>8}{'peak MiB':>10}{'rise':>7}")
     for e in r["eval"]:
         paper = f"{e['paper_speedup']}x" if e["paper_speedup"] else "-"
         lines.append(f"{e['attn_len']:>8}{1e3 * e['xl_s_per_char']:>12.4f}"
-                     f"{1e3 * e['vanilla_s_per_char']:>17.3f}{e['speedup']:>9.0f}x{paper:>8}"
+                     f"{1e3 * e['vanilla_s_per_char']:>17.3f}{e['speedup']:>9.0f}x"
+                     f"{paper:>8}"
                      f"{e['peak_mem_mib']:>10.0f}{e['peak_rise_mib']:>7.0f}")
     f = r["memory_flatness"]
-    lines.append(f"memory flatness: peak {f['peak_long_mib']:.1f} MiB after {f['segments_long']} "
-                 f"segments vs {f['peak_short_mib']:.1f} MiB after {f['segments_short']} "
-                 f"({f['ratio']:.3f}x)")
+    lines.append(f"memory flatness: peak {f['peak_long_mib']:.1f} MiB after "
+                 f"{f['segments_long']} segments vs {f['peak_short_mib']:.1f} MiB "
+                 f"after {f['segments_short']} ({f['ratio']:.3f}x)")
     if r.get("profile"):
         lines.append(format_profile(r["profile"]))
     return "\n".join(lines)

@@ -12,7 +12,9 @@ from typing import Optional, Sequence, Tuple
 import numpy as np
 
 from ..corpus import make_offline_corpus, write_offline_corpus
+from ..data import MAX_OFFLINE_CHARS, OFFLINE_CHARS, read_text_file
 from ..text8 import TEXT8_CHARS, DataError, load_text8
+from .options import HelpFormatter
 
 
 def _print_stats(text: str, label: str) -> None:
@@ -41,14 +43,13 @@ def _cmd_text8(args: argparse.Namespace) -> None:
 
 
 def _cmd_stats(args: argparse.Namespace) -> None:
-    try:
-        text = Path(args.file).read_bytes().decode("latin-1")
-    except OSError as e:
-        raise DataError(f"cannot read {args.file}: {e.strerror}") from None
-    _print_stats(text, args.file)
+    _print_stats(read_text_file(args.file), args.file)
 
 
 def _cmd_offline(args: argparse.Namespace) -> None:
+    if not 1000 <= args.chars <= MAX_OFFLINE_CHARS:
+        raise DataError(f"--chars must be between 1,000 and {MAX_OFFLINE_CHARS:,} "
+                        f"(text8's size), got {args.chars:,}")
     for opt, path in (("--out", args.out), ("--deps-out", args.deps_out)):
         if path is None:
             continue
@@ -85,7 +86,7 @@ def _distances(s: str) -> Tuple[int, ...]:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """`python -m txl_mini data ...`; returns the exit status."""
-    fmt = argparse.ArgumentDefaultsHelpFormatter  # --help shows every default
+    fmt = HelpFormatter  # --help shows every default
     ap = argparse.ArgumentParser(prog="python -m txl_mini data",
                                  description="Fetch and verify text8, print corpus "
                                  "statistics, or write the offline corpus.",
@@ -107,8 +108,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.set_defaults(fn=_cmd_stats)
     p = sub.add_parser("offline", formatter_class=fmt,
                        help="write the generated offline corpus (Chapter 2)")
-    p.add_argument("--chars", type=int, default=5_000_000,
-                   help="corpus length in characters")
+    p.add_argument("--chars", type=int, default=OFFLINE_CHARS,
+                   help="corpus length in characters (the size train generates for "
+                   "--corpus offline)")
     p.add_argument("--seed", type=int, default=0,
                    help="random seed; same seed, same text")
     p.add_argument("--distances", type=_distances, default=(64, 256, 512),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
+import math
 
 import torch
 
@@ -12,15 +12,16 @@ from ..checkpoint import CheckpointError, load_checkpoint
 from ..data import CORPORA, OFFLINE_CHARS, load_corpus_split
 from ..evaluate import evaluate_segments, evaluate_sliding_window
 from ..text8 import DataError
-from .options import (DEVICES, UsageError, check_at_least, check_clamp_len,
-                      check_memory, fail, pick_device)
+from .options import (DEVICES, HelpFormatter, UsageError, check_at_least,
+                      check_clamp_len, check_memory, check_threads, checkpoint_path,
+                      fail, interrupted, pick_device)
 
 PROG = "python -m txl_mini evaluate"
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog=PROG, formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        prog=PROG, formatter_class=HelpFormatter,
         description="Bits per character of a trained checkpoint.")
     p.add_argument("checkpoint", help="a .pt file, or a run directory (its best.pt), "
                    "from python -m txl_mini train")
@@ -28,7 +29,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="default: the training corpus")
     p.add_argument("--path", default=None,
                    help="corpus file (default: the one the run trained on)")
-    p.add_argument("--split", default="valid", choices=["valid", "test"])
+    p.add_argument("--split", default="valid", choices=["valid", "test"],
+                   help="which 5%% of the corpus (text8: the standard 5M characters)")
     p.add_argument("--chars", type=int, default=200_000,
                    help="evaluate on the first N characters")
     p.add_argument("--mode", default="auto", choices=["auto", "segments", "sliding"],
@@ -41,12 +43,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mem-len", type=int, default=None,
                    help="M, memory length (default: the model's)")
     p.add_argument("--clamp-len", type=int, default=None,
-                   help="share R beyond this distance (-1: never)")
+                   help="share R beyond this distance (-1: never; default: the "
+                   "model's; Transformer-XL only)")
     p.add_argument("--same-length", action="store_true",
-                   help="every query sees the same number of keys")
+                   help="every query sees the same number of keys (needs memory)")
     p.add_argument("--batch-size", type=int, default=1,
-                   help="B parallel streams (sliding: windows at once)")
-    p.add_argument("--device", default="auto", choices=DEVICES)
+                   help="B parallel streams (sliding: windows at once; 1 means 64 "
+                   "windows); --batch-size 8 is about 10x faster than 1 on a CPU")
+    p.add_argument("--device", default="auto", choices=DEVICES,
+                   help="auto: cuda, else mps, else cpu")
     p.add_argument("--threads", type=int, default=None,
                    help="torch CPU threads (default: torch's choice)")
     p.add_argument("--json", action="store_true",
@@ -55,43 +60,66 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def checkpoint_path(path: str) -> str:
-    """A run directory stands for its best.pt (else last.pt)."""
-    if os.path.isdir(path):
-        for name in ("best.pt", "last.pt"):
-            if os.path.isfile(os.path.join(path, name)):
-                return os.path.join(path, name)
-    return path
+def corpus_of(args, meta: dict, path: str) -> tuple[str, str | None]:
+    """(corpus name, file) to evaluate on: the options', else the checkpoint's."""
+    if args.corpus or args.path:
+        return args.corpus or "offline", args.path
+    corpus = meta.get("corpus", "offline")
+    if corpus not in CORPORA:
+        what = str(corpus) if len(str(corpus)) <= 60 else str(corpus)[:57] + "..."
+        raise UsageError(f"{path} was trained on a corpus evaluate cannot rebuild "
+                         f"({what}); pass --corpus and --path")
+    return corpus, meta.get("corpus_path")
+
+
+def settings(args, model) -> tuple[str, int, int]:
+    """(mode, L, M); an option that would be ignored or silently wrong is refused."""
+    vanilla = type(model).__name__ == "VanillaTransformer"
+    mode = "sliding" if args.sliding_window else args.mode
+    mode = ("sliding" if vanilla else "segments") if mode == "auto" else mode
+    if vanilla and args.mem_len:
+        raise UsageError("--mem-len: a vanilla checkpoint has no memory")
+    if vanilla and args.clamp_len is not None:
+        raise UsageError("--clamp-len: a vanilla checkpoint has no relative "
+                         "positions to clamp")
+    cfg = model.cfg
+    M = 0 if vanilla else (cfg.mem_len if args.mem_len is None else args.mem_len)
+    if (args.same_length or cfg.same_length) and (M == 0 or mode == "sliding"):
+        raise UsageError("same_length needs memory: with M = 0 (a vanilla model, the "
+                         "sliding window or --mem-len 0) every query would see only "
+                         "itself; drop --same-length or give --mem-len > 0")
+    changes = {k: v for k, v in (("clamp_len", args.clamp_len),
+                                 ("same_length", args.same_length or None))
+               if v is not None}
+    model.cfg = cfg.replace(**changes)  # read by forward; weights unchanged
+    return mode, args.seg_len or cfg.seg_len, M
 
 
 def main(argv=None) -> int:
     """`python -m txl_mini evaluate ...`; returns the exit status."""
     args = build_parser().parse_args(argv)
     try:
-        check_at_least(args, {"chars": 2, "batch_size": 1, "seg_len": 1, "mem_len": 0,
-                              "threads": 1})
+        return _main(args)
+    except KeyboardInterrupt:
+        return interrupted(PROG)
+
+
+def _main(args) -> int:
+    try:
+        check_at_least(args, {"chars": 2, "batch_size": 1, "seg_len": 1, "mem_len": 0})
+        check_threads(args.threads)
         check_clamp_len(args.clamp_len)
         if args.threads:
             torch.set_num_threads(args.threads)
         device = pick_device(args.device)
-        model, meta = load_checkpoint(checkpoint_path(args.checkpoint), device)
-        vanilla = type(model).__name__ == "VanillaTransformer"
-        mode = "sliding" if args.sliding_window else args.mode
-        mode = ("sliding" if vanilla else "segments") if mode == "auto" else mode
-        if vanilla and args.mem_len:
-            raise UsageError("--mem-len: a vanilla checkpoint has no memory")
-        changes = {k: v for k, v in (("clamp_len", args.clamp_len),
-                                     ("same_length", args.same_length or None))
-                   if v is not None}
-        model.cfg = model.cfg.replace(**changes)  # read by forward; weights unchanged
-        cfg, L = model.cfg, args.seg_len or model.cfg.seg_len
-        M = 0 if vanilla else (cfg.mem_len if args.mem_len is None else args.mem_len)
-        B = args.batch_size
+        path = checkpoint_path(args.checkpoint)
+        model, meta = load_checkpoint(path, device)
+        mode, L, M = settings(args, model)
+        cfg, B = model.cfg, args.batch_size
         check_memory(cfg.replace(seg_len=L), B, M, False, device)
-        corpus = args.corpus or meta.get("corpus", "offline")
-        path = args.path if args.corpus or args.path else meta.get("corpus_path")
+        corpus, corpus_path = corpus_of(args, meta, path)
         tokens = load_corpus_split(
-            corpus, args.split, path, meta.get("offline_chars", OFFLINE_CHARS)
+            corpus, args.split, corpus_path, meta.get("offline_chars", OFFLINE_CHARS)
         )[: args.chars]
         if mode == "sliding" and len(tokens) <= L + 1:
             raise UsageError(f"--chars: the sliding window needs more than {L + 1} "
@@ -105,6 +133,9 @@ def main(argv=None) -> int:
     except (CheckpointError, OSError, ValueError, DataError) as e:
         return fail(PROG, f"error: {e}", 1)
     show = not (args.quiet or args.json)
+    if not args.json:
+        print(f"{path}: {type(model).__name__}, {mode}, L={L}, M={M}; corpus: "
+              f"{corpus} ({args.split}, first {len(tokens):,} characters)", flush=True)
     if mode == "sliding":
         res = evaluate_sliding_window(
             model, tokens, context=L,
@@ -113,8 +144,12 @@ def main(argv=None) -> int:
     else:
         res = evaluate_segments(model, tokens, seg_len=L, batch_size=B,
                                 mem_len=args.mem_len, progress=show)
+    if res.n_nonfinite or not math.isfinite(res.bpc):
+        return fail(PROG, f"error: {path} gives a NaN or infinite loss at "
+                    f"{res.n_nonfinite:,} of {res.n_tokens:,} characters; its weights "
+                    "are broken, so there is no bpc to report", 1)
     if args.json:
-        print(json.dumps({"checkpoint": args.checkpoint, "model": type(model).__name__,
+        print(json.dumps({"checkpoint": path, "model": type(model).__name__,
                           "corpus": corpus, "split": args.split, "chars": len(tokens),
                           "mode": mode, "seg_len": L, "mem_len": M,
                           "clamp_len": cfg.clamp_len,
@@ -122,7 +157,5 @@ def main(argv=None) -> int:
                           "bpc": res.bpc, "n_tokens": res.n_tokens,
                           "seconds": res.seconds, "device": str(device)}))
     else:
-        print(f"corpus: {corpus} ({args.split}, first {len(tokens):,} characters); "
-              f"{type(model).__name__}, {mode}, L={L}, M={M}")
         print(res)
     return 0

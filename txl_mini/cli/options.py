@@ -6,13 +6,14 @@ failure is one line on stderr with a non-zero exit status.
 
 from __future__ import annotations
 
+import argparse
 import math
 import os
 import sys
 
 import torch
 
-from ..config import ModelConfig
+from ..config import PRESETS, ModelConfig
 
 
 class UsageError(Exception):
@@ -24,6 +25,44 @@ def fail(prog: str, msg: str, code: int = 2) -> int:
     if os.environ.get("RANK", "0") == "0":
         print(f"{prog}: {msg}", file=sys.stderr)
     return code
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """--help shows a default only where there is one to show (not None, not False)
+    and the help text does not already say it."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        d = action.default
+        if d is None or d is False or d == argparse.SUPPRESS or "default" in text:
+            return text
+        return super()._get_help_string(action)
+
+
+def preset_help() -> str:
+    """--preset's help: every preset's size, so a user can choose without the code."""
+    sizes = "; ".join(f"{name}: {c.n_layer} layers, d_model {c.d_model}, "
+                      f"L={c.seg_len}, M={c.mem_len}" for name, c in PRESETS.items())
+    return f"model size ({sizes})"
+
+
+SEED_MAX = 2**63 - 1 - 1024  # torch's seed is a signed 64-bit int; ranks add their rank
+
+
+def check_seed(seed) -> None:
+    if seed is not None and not 0 <= seed <= SEED_MAX:
+        raise UsageError(f"--seed must be between 0 and {SEED_MAX}, got {seed}")
+
+
+def max_threads() -> int:
+    """More torch threads than this crashes some OpenMP builds and never helps."""
+    return 4 * (os.cpu_count() or 1)
+
+
+def check_threads(threads) -> None:
+    if threads is not None and not 1 <= threads <= max_threads():
+        raise UsageError(f"--threads must be between 1 and {max_threads()} (4x the "
+                         f"{os.cpu_count()} CPUs here), got {threads}")
 
 
 def check_at_least(args, lows: dict[str, int]) -> None:
@@ -115,3 +154,18 @@ def check_memory(cfg: ModelConfig, batch_size: int, mem_len: int, training: bool
             f"this needs roughly {need / 2**30:,.1f} GiB ({detail}), more than the "
             f"{have / 2**30:,.1f} GiB of {device.type} memory here; lower "
             "--batch-size, --seg-len or --mem-len")
+
+
+def checkpoint_path(path: str) -> str:
+    """A run directory stands for its best.pt (else last.pt)."""
+    if os.path.isdir(path):
+        for name in ("best.pt", "last.pt"):
+            if os.path.isfile(os.path.join(path, name)):
+                return os.path.join(path, name)
+    return path
+
+
+def interrupted(prog: str) -> int:
+    """Ctrl-C in a command that saves nothing: one line, exit status 130."""
+    print(f"\n{prog}: interrupted", file=sys.stderr)
+    return 130

@@ -9,8 +9,6 @@ the CPU (tests/test_train_cli.py checks it).
 from __future__ import annotations
 
 import os
-import signal
-import threading
 import time
 from contextlib import nullcontext
 from dataclasses import asdict
@@ -19,71 +17,43 @@ import torch
 import torch.distributed as dist
 from tqdm import tqdm
 
-from ..checkpoint import build_model, read_checkpoint, save_checkpoint
+from ..checkpoint import build_model, save_checkpoint
 from ..config import ModelConfig
 from ..data import batchify, segment_at
-from ..evaluate import bits_per_char, evaluate_segments
+from ..evaluate import EvaluationStopped, bits_per_char, evaluate_segments
 from ..model import TransformerXL, VanillaTransformer
 from ..train import NonFiniteLoss, TrainConfig, lr_at, train_step
+from .ddp import any_rank, rank_world, rng_state, set_rng_state
 from .rundir import append_metrics, plot_curves, read_metrics
+from .stop import Stop, exit_code
 
 
 class RunError(Exception):
-    """A problem with the run (options, directory, corpus); main prints it as one line."""
-
-
-class Stop(Exception):
-    """The run ends early; `code` is the exit status, the message the one line to print."""
-
-    def __init__(self, msg: str, code: int):
-        super().__init__(msg)
-        self.code = code
-
-
-def rank_world() -> tuple[int, int]:
-    return (dist.get_rank(), dist.get_world_size()) if dist.is_initialized() else (0, 1)
-
-
-def any_rank(flag, device=None) -> bool:
-    """True if `flag` holds on any rank, so that every rank takes the same branch."""
-    if not dist.is_initialized():
-        return bool(flag)
-    t = torch.tensor([float(bool(flag))], device=device)
-    dist.all_reduce(t, op=dist.ReduceOp.MAX)
-    return bool(t.item())
-
-
-def _rng_state(device: torch.device) -> dict:
-    state = {"torch": torch.get_rng_state()}
-    if device.type == "cuda":
-        state["cuda"] = torch.cuda.get_rng_state(device)
-    return state
-
-
-def _set_rng_state(state: dict, device: torch.device) -> None:
-    torch.set_rng_state(state["torch"])
-    if device.type == "cuda" and "cuda" in state:
-        torch.cuda.set_rng_state(state["cuda"], device)
+    """A problem with the run (options, directory, corpus); printed as one line."""
 
 
 class Run:
-    """The state of one training run and everything that saves, restores and advances it."""
+    """The state of one training run and all that saves, restores and advances it."""
 
     def __init__(self, args, cfg: ModelConfig, tc: TrainConfig, tokens: torch.Tensor,
-                 valid: torch.Tensor, corpus: dict, device: torch.device, vanilla: bool):
+                 valid: torch.Tensor, corpus: dict, device: torch.device, vanilla: bool,
+                 last: dict | None = None):
         self.args, self.tc, self.corpus, self.device = args, tc, corpus, device
         self.rank, self.world = rank_world()
         self.dir = args.run_dir
         torch.manual_seed(tc.seed)  # the same initial weights on every rank
         model = (VanillaTransformer if vanilla else TransformerXL)(cfg).to(device)
-        streams = batchify(tokens, tc.batch_size)  # (B, T): all streams, every rank the same
+        streams = batchify(tokens, tc.batch_size)  # (B, T): all streams, every rank
         per_rank = tc.batch_size // self.world
-        self.streams = streams[self.rank * per_rank:(self.rank + 1) * per_rank].to(device)
+        lo = self.rank * per_rank
+        self.streams = streams[lo:lo + per_rank].to(device)  # (B / world, T)
         self.valid = valid
         self.step, self.pos, self.mems, self.best = 0, 0, None, float("inf")
+        self.val_pending = False  # a validation was interrupted: redo it on resume
         self.history: list[dict] = []
-        if args.resume:
-            model = self._restore(model)
+        self.train_seconds, self.tokens_seen = 0.0, 0  # steps only: tokens/s
+        if last is not None:
+            model = self._restore(last)
         else:
             torch.manual_seed(tc.seed + self.rank)  # dropout differs between ranks
         self.model = model
@@ -92,70 +62,98 @@ class Run:
             ids = [device.index] if device.type == "cuda" else None
             self.ddp = torch.nn.parallel.DistributedDataParallel(model, device_ids=ids)
         self.opt = torch.optim.Adam(model.parameters(), lr=tc.lr)
-        if self._opt_state is not None:
-            self.opt.load_state_dict(self._opt_state)
+        if last is not None:
+            self.opt.load_state_dict(last["optimizer"])
         self.autocast = None
         if device.type == "cuda" and args.precision == "bf16":
             self.autocast = torch.autocast("cuda", dtype=torch.bfloat16)
 
-    # -- checkpoints -----------------------------------------------------------------------
-    def _restore(self, model):
-        ckpt = read_checkpoint(os.path.join(self.dir, "last.pt"), self.device)
-        extra = ckpt["extra"] or {}
+    # -- checkpoints -------------------------------------------------------------------
+    def _restore(self, ckpt: dict):
+        """Everything of last.pt (read and checked by cli/train.py) for this rank."""
+        extra = ckpt["extra"]
         ranks = extra.get("ranks", [])
         if len(ranks) != self.world:
-            raise RunError(f"{self.dir} was trained with {len(ranks)} process(es); resume it "
-                           f"with the same number (now {self.world})")
-        model = build_model(ckpt, os.path.join(self.dir, "last.pt"), self.device).train()
+            raise RunError(f"{self.dir} was trained with {len(ranks)} process(es); "
+                           f"resume it with the same number (now {self.world})")
+        path = os.path.join(self.dir, "last.pt")
+        model = build_model(ckpt, path, self.device).train()
         mine = ranks[self.rank]
         self.step, self.pos = extra["step"], extra["pos"]
         self.best = float("inf") if extra["best"] is None else extra["best"]
+        self.val_pending = bool(extra.get("val_pending"))
         self.mems = [m.to(self.device) for m in mine["mems"]] or None
-        self._opt_state = ckpt["optimizer"]
         self.history = [h for h in read_metrics(self.dir) if h["step"] <= self.step]
-        _set_rng_state(mine["rng"], self.device)
+        set_rng_state(mine["rng"], self.device)
         return model
-
-    _opt_state = None
 
     def meta(self) -> dict:
         a = self.args
         return {"corpus": self.corpus["name"], "corpus_path": self.corpus["path"],
-                "corpus_sha1": self.corpus["sha1"],
-                "offline_chars": a.offline_chars, "preset": a.preset, "steps": self.step,
-                "train_config": asdict(self.tc), "best_val_bpc": _finite_or_none(self.best)}
+                "corpus_sha1": self.corpus["sha1"], "offline_chars": a.offline_chars,
+                "preset": a.preset, "steps": self.step, "train_config": asdict(self.tc),
+                "best_val_bpc": _finite_or_none(self.best)}
 
     def save(self, name: str = "last.pt", with_state: bool = True) -> None:
-        """Checkpoint; every rank contributes its memory and RNG, rank 0 writes the file."""
+        """Checkpoint; every rank contributes its memory and RNG, rank 0 writes it."""
         mine = {"mems": [m.detach().cpu() for m in (self.mems or [])],
-                "rng": _rng_state(self.device)}
+                "rng": rng_state(self.device)}
         ranks = [mine]
         if self.world > 1:
             ranks = [None] * self.world
             dist.all_gather_object(ranks, mine)
         if self.rank != 0:
             return
-        extra = {"step": self.step, "pos": self.pos, "best": _finite_or_none(self.best),
-                 "ranks": ranks} if with_state else None
+        extra = None
+        if with_state:
+            extra = {"step": self.step, "pos": self.pos,
+                     "best": _finite_or_none(self.best),
+                     "val_pending": self.val_pending, "ranks": ranks}
         save_checkpoint(os.path.join(self.dir, name), self.model, self.meta(),
                         optimizer=self.opt if with_state else None, extra=extra)
         if name == "last.pt" and self.args.out and self.step == self.tc.steps:
             save_checkpoint(self.args.out, self.model, self.meta())
 
-    # -- logging ---------------------------------------------------------------------------
+    def stop(self, name: str) -> Stop:
+        """Save last.pt (and the curves) and say how to continue."""
+        self.save()
+        if self.rank == 0:
+            plot_curves(self.dir, self.history)
+        return Stop(f"{name}: saved {self.dir}/last.pt at step {self.step}/"
+                    f"{self.tc.steps}; continue with --resume {self.dir}",
+                    exit_code(name))
+
+    # -- logging -----------------------------------------------------------------------
     def log(self, record: dict) -> None:
         self.history.append(record)
         if self.rank == 0:
             append_metrics(self.dir, record)
 
-    def validate(self) -> float:
-        with self.autocast if self.autocast is not None else nullcontext():
-            res = evaluate_segments(self.model, self.valid, batch_size=min(8, len(self.valid) // 2))
+    def validate(self, stop_flag: dict, bar) -> float:
+        """Validation bpc; a signal stops it within a segment (saved; redone on
+        resume, so the resumed run stays bitwise the uninterrupted one)."""
+        def on_segment(done: int, total: int) -> bool:
+            bar.set_postfix_str(f"validating {done}/{total}")
+            return bool(stop_flag.get("signal"))
+
+        self.val_pending = True
+        stopped = False
+        try:
+            with self.autocast if self.autocast is not None else nullcontext():
+                res = evaluate_segments(self.model, self.valid,
+                                        batch_size=min(8, len(self.valid) // 2),
+                                        on_segment=on_segment)
+        except EvaluationStopped:
+            stopped = True
         self.model.train()
+        if self._agree(stopped):  # every rank stops together
+            stop_flag.setdefault("signal", "SIGTERM")  # another rank got it
+            raise self.stop(stop_flag["signal"])
+        self.val_pending = False
         self.log({"step": self.step, "val_bpc": res.bpc})
         return res.bpc
 
-    # -- the loop --------------------------------------------------------------------------
+    # -- the loop ----------------------------------------------------------------------
     def segment(self):
         """(x, y) at the data position; a finished pass starts over, memory empty."""
         if self.pos >= self.streams.shape[1] - 1:
@@ -178,72 +176,71 @@ class Run:
         self.model.train()
         bar = tqdm(total=tc.steps, initial=self.step, desc="train",
                    disable=a.quiet or self.rank != 0, dynamic_ncols=True)
-        t0, tokens_seen = time.perf_counter(), 0
+        self.postfix: dict = {}
         try:
+            if self.val_pending:  # interrupted during its validation: finish that step
+                self._end_of_step(stop_flag, bar, on_step)
             while self.step < tc.steps:
                 if self._agree(bool(stop_flag.get("signal"))):
                     stop_flag.setdefault("signal", "SIGTERM")  # another rank got it
-                    self.save()
-                    if self.rank == 0:
-                        plot_curves(self.dir, self.history)
-                    name = stop_flag["signal"]
-                    raise Stop(f"{name}: saved {self.dir}/last.pt at step {self.step}/"
-                               f"{tc.steps}; continue with --resume {self.dir}",
-                               128 + getattr(signal, name))
-                x, y = self.segment()
-                try:
-                    out = train_step(self.ddp, self.opt, x, y, self.mems, lr_at(self.step, tc),
-                                     tc.clip, self.autocast,
-                                     check_finite=lambda t: not self._agree(not torch.isfinite(t)))
-                except NonFiniteLoss as e:
-                    good = os.path.join(self.dir, "last.pt")
-                    kept = (f"last good checkpoint {good} kept" if os.path.exists(good)
-                            else "no checkpoint was written yet")
-                    raise Stop(f"error: {e} at step {self.step + 1}; stopped, {kept}", 1) from None
-                self.mems = out.mems or None
-                self.pos += x.shape[1]
-                self.step += 1
-                tokens_seen += x.numel() * self.world
-                loss = self._mean_loss(out.loss)
-                rate = tokens_seen / max(time.perf_counter() - t0, 1e-9)
-                if self.step % a.log_every == 0 or self.step == tc.steps:
-                    self.log({"step": self.step, "loss": loss, "bpc": bits_per_char(loss),
-                              "lr": lr_at(self.step - 1, tc), "tokens_per_s": round(rate, 1)})
-                bar.update(1)
-                bar.set_postfix(loss=f"{loss:.3f}", bpc=f"{bits_per_char(loss):.3f}",
-                                tok_s=f"{rate:,.0f}", refresh=False)
-                final = self.step == tc.steps
-                if (a.eval_every and self.step % a.eval_every == 0) or final:
-                    bpc = self.validate()
-                    if self._agree(bpc < self.best):
-                        self.best = bpc
-                        self.save("best.pt", with_state=False)
-                if self.step % a.save_every == 0 or final:
-                    self.save()
-                if final and self.rank == 0:
-                    plot_curves(self.dir, self.history)
-                if on_step is not None and on_step(self.step):  # tests: simulated interrupt
-                    stop_flag["signal"] = "SIGINT"
-                if a.pause_at and self.step == a.pause_at and not final:
-                    self.save()
-                    raise Stop(f"paused at step {self.step}: saved {self.dir}/last.pt; continue "
-                               f"with --resume {self.dir}", 0)
+                    raise self.stop(stop_flag["signal"])
+                self._one_step(bar)
+                self._end_of_step(stop_flag, bar, on_step)
         finally:
             bar.close()
+
+    def _one_step(self, bar) -> None:
+        tc = self.tc
+        t0 = time.perf_counter()
+        x, y = self.segment()
+        try:
+            out = train_step(
+                self.ddp, self.opt, x, y, self.mems, lr_at(self.step, tc), tc.clip,
+                self.autocast,
+                check_finite=lambda t: not self._agree(not torch.isfinite(t)))
+        except NonFiniteLoss as e:
+            good = os.path.join(self.dir, "last.pt")
+            kept = (f"last good checkpoint {good} kept" if os.path.exists(good)
+                    else "no checkpoint was written yet")
+            raise Stop(f"error: {e} at step {self.step + 1}; stopped, {kept}",
+                       1) from None
+        self.mems = out.mems or None
+        self.pos += x.shape[1]
+        self.step += 1
+        loss = self._mean_loss(out.loss)
+        self.train_seconds += time.perf_counter() - t0  # validation not included
+        self.tokens_seen += x.numel() * self.world
+        rate = self.tokens_seen / max(self.train_seconds, 1e-9)
+        if self.step % self.args.log_every == 0 or self.step == tc.steps:
+            self.log({"step": self.step, "loss": loss, "bpc": bits_per_char(loss),
+                      "lr": lr_at(self.step - 1, tc), "tokens_per_s": round(rate, 1)})
+        bar.update(1)
+        self.postfix.update(loss=f"{loss:.3f}", bpc=f"{bits_per_char(loss):.3f}",
+                            tok_s=f"{rate:,.0f}")
+        bar.set_postfix(self.postfix, refresh=False)
+
+    def _end_of_step(self, stop_flag: dict, bar, on_step) -> None:
+        """Validation, best.pt, last.pt, curves and --pause-at after step self.step."""
+        a = self.args
+        final = self.step == self.tc.steps
+        if (a.eval_every and self.step % a.eval_every == 0) or final:
+            bpc = self.validate(stop_flag, bar)
+            self.postfix["val_bpc"] = f"{bpc:.3f}"
+            bar.set_postfix(self.postfix)
+            if self._agree(bpc < self.best):
+                self.best = bpc
+                self.save("best.pt", with_state=False)
+        if self.step % a.save_every == 0 or final:
+            self.save()
+        if final and self.rank == 0:
+            plot_curves(self.dir, self.history)
+        if on_step is not None and on_step(self.step):  # tests: simulated interrupt
+            stop_flag["signal"] = "SIGINT"
+        if a.pause_at and self.step == a.pause_at and not final:
+            self.save()
+            raise Stop(f"paused at step {self.step}: saved {self.dir}/last.pt; "
+                       f"continue with --resume {self.dir}", 0)
 
 
 def _finite_or_none(x: float):
     return x if x != float("inf") else None
-
-
-def install_signal_handlers(stop_flag: dict) -> dict:
-    """SIGINT / SIGTERM only set a flag; the loop saves and exits after the current step."""
-    def handler(signum, frame):
-        stop_flag["signal"] = signal.Signals(signum).name
-
-    old = {}
-    if threading.current_thread() is not threading.main_thread():
-        return old  # signals reach only the main thread; a caller in a thread handles its own
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        old[sig] = signal.signal(sig, handler)
-    return old

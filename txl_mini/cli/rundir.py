@@ -9,33 +9,49 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import tempfile
+from contextlib import contextmanager
 
-import torch
 
-from ..files import atomic_path
+from ..files import TEMP_SUFFIX, atomic_path, remove_stale_temps
+from .lock import LOCK_NAME, RunLock
 from .options import UsageError
 
 FILES = ("config.json", "metrics.jsonl", "curves.png", "last.pt", "best.pt")
+PROBE = ".probe-"  # an empty file that checks the directory is writable
 
 
-def sha1_tokens(tokens: torch.Tensor) -> str:
-    """The corpus' fingerprint, so a resumed run can refuse different text."""
-    return hashlib.sha1(tokens.to(torch.uint8).numpy().tobytes()).hexdigest()
+def is_run_dir(d: str) -> bool:
+    """True if `d` holds a config.json written by `python -m txl_mini train`."""
+    try:
+        with open(os.path.join(d, "config.json")) as f:
+            config = json.load(f)
+    except (OSError, ValueError):
+        return False
+    return isinstance(config, dict) and {"args", "model", "corpus"} <= set(config)
 
 
-def prepare_run_dir(args, created: list) -> None:
-    """Validate (and create) the run directory and --out before any training.
+def _foreign(d: str) -> list[str]:
+    """What in `d` is neither a run's file nor one of our temporaries or the lock."""
+    ours = set(FILES) | {LOCK_NAME}
+    return sorted(n for n in os.listdir(d) if n not in ours and not (
+        n.startswith(".") and n.endswith(TEMP_SUFFIX)) and not n.startswith(PROBE))
+
+
+def prepare_run_dir(args, created: list) -> RunLock:
+    """Validate (and create) the run directory and --out before any training; lock it.
 
     Directories made here are appended to `created`, so that a run failing before
-    it trains can remove them again (`remove_created`).
+    it trains can remove them again (`remove_created`). Temporary files left by a
+    killed run (kill -9 during a checkpoint write) are removed once the lock is held.
     """
     if args.resume:
         args.run_dir = args.resume  # checked by the resume options
-        return
+        lock = RunLock(args.run_dir)
+        sweep_temps(args.run_dir)
+        return lock
     if args.run_dir is None:
         if args.out is None:
             raise UsageError("give --run-dir DIR (where checkpoints and metrics go)")
@@ -43,9 +59,17 @@ def prepare_run_dir(args, created: list) -> None:
     d = args.run_dir
     if os.path.exists(d) and not os.path.isdir(d):
         raise UsageError(f"--run-dir {d} is a file, not a directory")
-    if os.path.isdir(d) and os.listdir(d) and not args.overwrite:
-        raise UsageError(f"run directory {d} already exists; pass --resume {d} to "
-                         "continue it or --overwrite to start over")
+    if os.path.isdir(d) and os.listdir(d):
+        foreign = _foreign(d)
+        if foreign or (os.path.exists(os.path.join(d, "config.json"))
+                       and not is_run_dir(d)):
+            what = ", ".join(foreign[:3] or ["config.json"])
+            raise UsageError(f"--run-dir {d} is not a run directory of python -m "
+                             f"txl_mini train (it holds {what}); give a new or "
+                             "empty directory")
+        if not args.overwrite and set(os.listdir(d)) & set(FILES):
+            raise UsageError(f"run directory {d} already exists; pass --resume {d} "
+                             "to continue it or --overwrite to start over")
     if args.out:
         if os.path.isdir(args.out):
             raise UsageError(f"--out {args.out} is a directory; give a file name like "
@@ -59,11 +83,20 @@ def prepare_run_dir(args, created: list) -> None:
             if not os.path.isdir(folder):
                 os.makedirs(folder)
                 created.append(folder)
-            fd, probe = tempfile.mkstemp(dir=folder, prefix=".probe-")
+            fd, probe = tempfile.mkstemp(dir=folder, prefix=PROBE)
             os.close(fd)
             os.remove(probe)
         except OSError as e:
             raise UsageError(f"cannot write to {folder}: {e.strerror or e}") from None
+    lock = RunLock(d)
+    sweep_temps(d)
+    return lock
+
+
+def sweep_temps(d: str) -> None:
+    """Remove what atomic writes killed mid-way left here (we hold the lock)."""
+    for name in FILES:
+        remove_stale_temps(os.path.join(d, name))
 
 
 def clear_run_dir(d: str) -> None:
@@ -82,8 +115,19 @@ def remove_created(created: list) -> None:
             pass
 
 
+@contextmanager
+def _naming(path: str):
+    """An OSError while writing `path` names it (a full disk says where)."""
+    try:
+        yield
+    except OSError as e:
+        if e.filename:
+            raise
+        raise OSError(e.errno, e.strerror, path) from None
+
+
 def write_json(path: str, obj) -> None:
-    with atomic_path(path) as tmp:
+    with _naming(path), atomic_path(path) as tmp:
         with open(tmp, "w") as f:
             json.dump(obj, f, indent=1)
 
@@ -103,13 +147,15 @@ def read_metrics(run_dir: str) -> list[dict]:
 
 
 def append_metrics(run_dir: str, record: dict) -> None:
-    with open(os.path.join(run_dir, "metrics.jsonl"), "a") as f:
+    path = os.path.join(run_dir, "metrics.jsonl")
+    with _naming(path), open(path, "a") as f:
         f.write(json.dumps(record) + "\n")
 
 
 def rewrite_metrics(run_dir: str, history: list[dict]) -> None:
-    """Drop lines logged after the checkpoint we resume from (a crash can leave some)."""
-    with atomic_path(os.path.join(run_dir, "metrics.jsonl")) as tmp:
+    """Drop lines logged after the checkpoint we resume from (a crash leaves some)."""
+    path = os.path.join(run_dir, "metrics.jsonl")
+    with _naming(path), atomic_path(path) as tmp:
         with open(tmp, "w") as f:
             f.writelines(json.dumps(h) + "\n" for h in history)
 
@@ -135,7 +181,10 @@ def plot_curves(run_dir: str, history: list[dict]) -> bool:
     ax.legend()
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    with atomic_path(os.path.join(run_dir, "curves.png")) as tmp:
-        fig.savefig(tmp, dpi=100, format="png")
-    plt.close(fig)
+    path = os.path.join(run_dir, "curves.png")
+    try:
+        with _naming(path), atomic_path(path) as tmp:
+            fig.savefig(tmp, dpi=100, format="png")
+    finally:
+        plt.close(fig)
     return True

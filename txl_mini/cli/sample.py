@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
 import time
 
@@ -12,17 +14,20 @@ from ..checkpoint import CheckpointError, load_checkpoint
 from ..data import CharVocab
 from ..model import VanillaTransformer
 from ..sample import generate
+from .options import (DEVICES, HelpFormatter, UsageError, check_seed,
+                      checkpoint_path, fail, interrupted, pick_device)
 
 PROG = "python -m txl_mini sample"
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog=PROG, formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        prog=PROG, formatter_class=HelpFormatter,
         description="Generate text from a checkpoint written by python -m txl_mini "
         "train. Transformer-XL uses its memory cache (one position per character); "
         "the vanilla model re-runs its window.")
-    p.add_argument("checkpoint", help="a .pt file written by python -m txl_mini train")
+    p.add_argument("checkpoint", help="a .pt file, or a run directory (its best.pt), "
+                   "from python -m txl_mini train")
     p.add_argument("--prompt", default="the ", help="text to continue (a-z and space)")
     p.add_argument("--chars", type=int, default=200,
                    help="how many characters to generate")
@@ -34,31 +39,55 @@ def build_parser() -> argparse.ArgumentParser:
                    help="random seed (default: unseeded)")
     p.add_argument("--no-cache", action="store_true",
                    help="re-run the window (slow, to compare)")
+    p.add_argument("--device", default="auto", choices=DEVICES,
+                   help="auto: cuda, else mps, else cpu")
     return p
 
 
 def main(argv=None) -> int:
     """`python -m txl_mini sample ...`; returns the exit status."""
     args = build_parser().parse_args(argv)
+    try:
+        return _main(args)
+    except KeyboardInterrupt:
+        return interrupted(PROG)
+    except BrokenPipeError:  # `... | head -c 50`: the reader has all it wanted
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # no second error when Python flushes
+        return 141  # 128 + SIGPIPE, as a killed writer would
+
+
+def _main(args) -> int:
     vocab = CharVocab()
-    if (args.chars < 0 or args.temperature < 0
-            or (args.top_k is not None and args.top_k < 1)):
-        raise SystemExit("error: --chars and --temperature must be >= 0, --top-k >= 1")
     try:
+        if args.chars < 0 or (args.top_k is not None and args.top_k < 1):
+            raise UsageError("--chars must be >= 0 and --top-k >= 1")
+        if not (math.isfinite(args.temperature) and args.temperature >= 0):
+            raise UsageError("--temperature must be a finite number >= 0, got "
+                             f"{args.temperature}")
+        check_seed(args.seed)
+        bad = [c for c in args.prompt if c not in vocab.chars]
+        if bad:
+            raise UsageError(f"prompt: {bad[0]!r} is not in text8's alphabet; write "
+                             "the prompt in lowercase letters a-z and spaces")
         prompt = vocab.encode(args.prompt)
-    except ValueError as e:
-        raise SystemExit(f"error: prompt: {e}") from None
-    if prompt.numel() == 0:
-        raise SystemExit("error: prompt: give at least one character")
-    try:
-        model, meta = load_checkpoint(args.checkpoint)
-    except CheckpointError as e:
-        raise SystemExit(f"error: cannot load checkpoint {e}") from None
-    gen = torch.Generator().manual_seed(args.seed) if args.seed is not None else None
+        if prompt.numel() == 0:
+            raise UsageError("prompt: give at least one character")
+        device = pick_device(args.device)
+        path = checkpoint_path(args.checkpoint)
+        try:
+            model, meta = load_checkpoint(path, device)
+        except CheckpointError as e:
+            return fail(PROG, f"error: cannot load checkpoint {e}", 1)
+    except UsageError as e:
+        return fail(PROG, f"error: {e}")
+    gen = None
+    if args.seed is not None:
+        gen = torch.Generator(device=device).manual_seed(args.seed)
     use_cache = not args.no_cache and not isinstance(model, VanillaTransformer)
     how = "memory cache" if use_cache else "re-running the window"
-    print(f"{type(model).__name__} from {args.checkpoint} "
-          f"(corpus: {meta.get('corpus', '?')}); {how}", file=sys.stderr)
+    print(f"{type(model).__name__} from {path} "
+          f"(corpus: {str(meta.get('corpus', '?'))[:40]}); {how}", file=sys.stderr)
     sys.stdout.write(args.prompt)
 
     def stream(i: int) -> None:
@@ -66,9 +95,14 @@ def main(argv=None) -> int:
         sys.stdout.flush()
 
     start = time.perf_counter()
-    generate(model, prompt, args.chars, temperature=args.temperature, top_k=args.top_k,
-             generator=gen, use_cache=use_cache, on_token=stream)
+    try:
+        generate(model, prompt, args.chars, temperature=args.temperature,
+                 top_k=args.top_k, generator=gen, use_cache=use_cache, on_token=stream)
+    except ValueError as e:  # NaN logits: a broken checkpoint
+        sys.stdout.write("\n")
+        return fail(PROG, f"error: {path}: {e}", 1)
     sys.stdout.write("\n")
+    sys.stdout.flush()
     seconds = time.perf_counter() - start
     print(f"{args.chars} characters in {seconds:.2f} s", file=sys.stderr)
     return 0

@@ -7,9 +7,7 @@ Options are parsed and every value checked before any corpus is built; the run i
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import signal
 import sys
 from dataclasses import asdict
 
@@ -18,40 +16,46 @@ import torch.distributed as dist
 
 from ..checkpoint import CheckpointError
 from ..config import PRESETS, preset
-from ..data import CORPORA, OFFLINE_CHARS, load_corpus_split
+from ..data import CORPORA, MAX_OFFLINE_CHARS, OFFLINE_CHARS
 from ..text8 import DataError
 from ..train import TrainConfig
-from .options import (DEVICES, UsageError, check_at_least, check_memory,
-                      check_positive_finite, fail, pick_device)
-from .run import Run, RunError, Stop, any_rank, install_signal_handlers, rank_world
+from .corpus import load_corpus
+from .ddp import any_rank, rank_world
+from .options import (DEVICES, HelpFormatter, UsageError, check_at_least,
+                      check_memory, check_positive_finite, check_seed,
+                      check_threads, fail, pick_device,
+                      preset_help)
+from .resume import Finished, read_last, restore_options
+from .run import Run, RunError
 from .rundir import (clear_run_dir, prepare_run_dir, remove_created,
-                     rewrite_metrics, sha1_tokens, write_json)
+                     rewrite_metrics, write_json)
+from .stop import (Abort, Stop, exit_code, install_signal_handlers,
+                   restore_signal_handlers)
 
 PROG = "python -m txl_mini train"
-# the only options a resumed run may change
-RESUME_KEEPS = ("device", "quiet", "threads", "resume", "pause_at")
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog=PROG, formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        prog=PROG, formatter_class=HelpFormatter,
         description="Train a char-level Transformer-XL (or the vanilla baseline) with "
         "checkpoints, exact resume and clean Ctrl-C. Several GPUs: "
         "torchrun --nproc_per_node N -m txl_mini train ...")
     add = p.add_argument
-    add("--preset", default="book", choices=sorted(PRESETS), help="model size")
+    add("--preset", default="book", choices=sorted(PRESETS), help=preset_help())
     add("--vanilla", action="store_true", help="train the vanilla baseline instead")
     add("--seg-len", type=int, default=None,
-        help="L, override the preset's segment length")
+        help="L, segment length (default: the preset's)")
     add("--mem-len", type=int, default=None,
-        help="M, override the preset's memory length")
-    add("--dropout", type=float, default=None, help="override the preset's dropout")
+        help="M, memory length (default: the preset's; the vanilla model has none)")
+    add("--dropout", type=float, default=None, help="default: the preset's")
     add("--corpus", default="offline", choices=CORPORA,
         help="offline: generated here, no download; text8: downloaded and verified")
     add("--path", default=None, help="local text8(.zip) for --corpus text8; any "
-        "text file for --corpus offline (normalized to a-z and space, split 90/5/5)")
+        "text file for --corpus offline (normalized to a-z and space, split 90/5/5; "
+        "stored as an absolute path)")
     add("--offline-chars", type=int, default=OFFLINE_CHARS,
-        help="size of the generated corpus")
+        help=f"size of the generated corpus (at most {MAX_OFFLINE_CHARS:,})")
     add("--steps", type=int, default=500, help="optimizer updates (one segment each)")
     add("--batch-size", type=int, default=16,
         help="B parallel streams (all processes together)")
@@ -74,13 +78,14 @@ def build_parser() -> argparse.ArgumentParser:
     add("--run-dir", default=None, help="directory for config, metrics, curves and "
         "checkpoints (default: --out without .pt)")
     add("--out", default=None, help="also write the final model to this .pt file")
-    add("--resume", metavar="DIR", default=None, help="continue the run in DIR exactly")
+    add("--resume", metavar="DIR", default=None, help="continue the run in DIR "
+        "exactly (same machine, device and --threads)")
     add("--overwrite", action="store_true",
         help="start over in an existing run directory")
     add("--pause-at", type=int, default=None, metavar="STEP", help="save and stop at "
-        "this step, to --resume later (e.g. time-limited jobs)")
+        "this step (< --steps), to --resume later (e.g. time-limited jobs)")
     add("--threads", type=int, default=None,
-        help="torch CPU threads (default: torch's choice)")
+        help="torch CPU threads (default: torch's choice, recorded for --resume)")
     add("--quiet", action="store_true", help="no progress bar")
     return p
 
@@ -90,8 +95,18 @@ def check_values(args) -> None:
     check_at_least(args, {
         "steps": 1, "batch_size": 1, "warmup": 0, "eval_every": 0, "eval_chars": 2,
         "save_every": 1, "log_every": 1, "offline_chars": 1000, "seg_len": 1,
-        "mem_len": 0, "threads": 1, "pause_at": 1})
+        "mem_len": 0, "pause_at": 1})
     check_positive_finite(args, ("lr", "clip"))
+    check_seed(args.seed)
+    check_threads(args.threads)
+    if args.offline_chars > MAX_OFFLINE_CHARS:
+        raise UsageError(f"--offline-chars must be <= {MAX_OFFLINE_CHARS:,} (text8's "
+                         f"size), got {args.offline_chars:,}")
+    if args.vanilla and args.mem_len:
+        raise UsageError("--mem-len: the vanilla baseline has no memory; drop it")
+    if args.pause_at is not None and args.pause_at >= args.steps:
+        raise UsageError(f"--pause-at {args.pause_at} must be below --steps "
+                         f"{args.steps} (the run ends there anyway)")
 
 
 def model_config(args):
@@ -103,49 +118,22 @@ def model_config(args):
         raise UsageError(str(e)) from None
 
 
-def explicit_options(argv) -> set[str]:
-    """Names of the options given on the command line (not left at their default)."""
-    p = build_parser()
-    for action in p._actions:
-        action.default = argparse.SUPPRESS
-    return set(vars(p.parse_args(argv)))
-
-
-def restore_options(args, argv) -> None:
-    """A resumed run takes every option from its config.json but RESUME_KEEPS."""
-    for f in ("config.json", "last.pt"):
-        if not os.path.isfile(os.path.join(args.resume, f)):
-            raise UsageError(f"--resume {args.resume}: no {f} there; is it a run "
-                             "directory written by python -m txl_mini train?")
-    given = explicit_options(argv) - set(RESUME_KEEPS)
-    if given:
-        names = ", ".join("--" + g.replace("_", "-") for g in sorted(given))
-        raise UsageError("--resume continues the run with its own settings; "
-                         f"drop {names}")
-    try:
-        with open(os.path.join(args.resume, "config.json")) as f:
-            saved = json.load(f)["args"]
-    except (OSError, ValueError, KeyError) as e:
-        raise UsageError(
-            f"--resume {args.resume}: cannot read config.json ({e})") from None
-    for k, v in saved.items():
-        if k not in RESUME_KEEPS and k != "run_dir":
-            setattr(args, k, v)
-
-
 def main(argv=None, on_step=None) -> int:
     """`python -m txl_mini train ...`; returns the exit status. `on_step(step) -> True`
     requests a stop like Ctrl-C does (tests interrupt at an exact step with it)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
     created: list[str] = []
+    lock = None
     distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
     try:
-        if args.resume:
-            restore_options(args, argv)
+        saved = restore_options(args, argv, build_parser()) if args.resume else None
         check_values(args)
+        if args.path is not None:  # a resume or evaluate from elsewhere finds it
+            args.path = os.path.abspath(os.path.expanduser(args.path))
         if args.threads:
             torch.set_num_threads(args.threads)
+        args.threads = torch.get_num_threads()  # recorded: resume uses the same
         cfg = model_config(args)
         device = pick_device(args.device, int(os.environ.get("LOCAL_RANK", "0")))
         if device.type == "cuda":
@@ -158,39 +146,30 @@ def main(argv=None, on_step=None) -> int:
                              f"the {world} processes")
         M = 0 if args.vanilla else cfg.mem_len
         check_memory(cfg, args.batch_size // world, M, True, device)
+        last = read_last(args.resume, saved, args.steps, device) if saved else None
+        at = last["extra"]["step"] if last else 0
+        if args.pause_at is not None and args.pause_at <= at:
+            raise UsageError(f"--pause-at {args.pause_at}: the run is already at "
+                             f"step {at}")
         refused = None
         if rank == 0:
             try:
-                prepare_run_dir(args, created)
+                lock = prepare_run_dir(args, created)
             except UsageError as e:
                 refused = e
         if any_rank(refused is not None, device):  # all ranks stop together
             raise refused or RunError("rank 0 refused the run directory")
         args.run_dir = args.resume or args.run_dir or os.path.splitext(args.out)[0]
-        tokens = load_corpus_split(args.corpus, "train", args.path, args.offline_chars)
-        valid = load_corpus_split(args.corpus, "valid", args.path, args.offline_chars)
-        valid = valid[:args.eval_chars]
-        T = len(tokens) // args.batch_size
-        if T < cfg.seg_len + 1 or len(valid) < 2:
-            raise UsageError(
-                f"the training split has {len(tokens):,} chars: {args.batch_size} "
-                f"streams of {T:,}, too short for segments of {cfg.seg_len} (need > "
-                f"{cfg.seg_len} per stream); lower --batch-size or --seg-len, or use "
-                "a longer corpus")
-        corpus = {"name": args.corpus, "path": args.path, "chars": len(tokens),
-                  "sha1": sha1_tokens(tokens)}
-        if args.resume:
-            with open(os.path.join(args.run_dir, "config.json")) as f:
-                was = json.load(f)["corpus"]
-            if was["sha1"] != corpus["sha1"]:
-                raise RunError(
-                    f"the corpus differs from the one {args.run_dir} was trained on "
-                    f"(sha1 {corpus['sha1'][:12]} vs {was['sha1'][:12]})")
+        tokens, valid, corpus = load_corpus(args, cfg, PROG)
+        if saved and saved["corpus"]["sha1"] != corpus["sha1"]:
+            raise RunError(
+                f"the corpus differs from the one {args.run_dir} was trained on "
+                f"(sha1 {corpus['sha1'][:12]} vs {saved['corpus']['sha1'][:12]})")
         tc = TrainConfig(steps=args.steps, batch_size=args.batch_size, lr=args.lr,
                          warmup=args.warmup, clip=args.clip, seed=args.seed)
         if args.overwrite and not args.resume and rank == 0:
             clear_run_dir(args.run_dir)
-        run = Run(args, cfg, tc, tokens, valid, corpus, device, args.vanilla)
+        run = Run(args, cfg, tc, tokens, valid, corpus, device, args.vanilla, last)
         if rank == 0:
             _announce(args, run, corpus, tokens, device, world)
         stop_flag: dict = {}
@@ -198,32 +177,57 @@ def main(argv=None, on_step=None) -> int:
         try:
             run.train(stop_flag, on_step)
         finally:
-            for sig, h in old.items():
-                signal.signal(sig, h)
+            restore_signal_handlers(old)
         if rank == 0:
-            last = run.history[-1].get("val_bpc", 0)
-            print(f"trained {tc.steps} steps; validation {last:.3f} bpc on "
-                  f"{len(valid):,} {args.corpus} chars (best {run.best:.3f}); wrote "
-                  f"{run.dir}/last.pt and best.pt"
-                  + (f" and {args.out}" if args.out else ""))
-            if not os.path.exists(os.path.join(run.dir, "curves.png")):
-                print("note: matplotlib is not installed, so no curves.png was drawn")
+            _summary(args, run, valid)
         return 0
+    except Finished as e:
+        return fail(PROG, str(e), 0)
     except Stop as e:
-        print(str(e), file=sys.stderr if e.code == 1 else sys.stdout, flush=True)
+        if rank_world()[0] == 0:
+            print(str(e), file=sys.stderr if e.code == 1 else sys.stdout, flush=True)
         return e.code
+    except Abort as e:
+        return fail(PROG, f"{e.name} again: stopped at once without saving; the "
+                    "last checkpoint written is kept", exit_code(e.name))
     except KeyboardInterrupt:
-        remove_created(created)
+        _clean_up(lock, created)
         return fail(PROG, "interrupted before training started; nothing was saved", 130)
     except UsageError as e:
-        remove_created(created)
+        _clean_up(lock, created)
         return fail(PROG, f"error: {e}")
     except (RunError, DataError, CheckpointError, ValueError) as e:
-        remove_created(created)
+        _clean_up(lock, created)
         return fail(PROG, f"error: {e}", 1)
+    except OSError as e:  # a full disk, a directory that went away
+        _clean_up(lock, created)
+        where = f"{e.filename}: " if e.filename else ""
+        return fail(PROG, f"error: cannot write {where}{e.strerror or e}; "
+                    "checkpoints already written are kept", 1)
     finally:
+        _release(lock)
         if distributed and dist.is_initialized():
             dist.destroy_process_group()
+
+
+def _release(lock) -> None:
+    if lock is not None:
+        lock.release()
+
+
+def _clean_up(lock, created: list) -> None:
+    """A run that failed before it trained: unlock, then remove what it made."""
+    _release(lock)
+    remove_created(created)
+
+
+def _summary(args, run, valid) -> None:
+    last = run.history[-1].get("val_bpc", 0)
+    print(f"trained {run.tc.steps} steps; validation {last:.3f} bpc on "
+          f"{len(valid):,} {args.corpus} chars (best {run.best:.3f}); wrote "
+          f"{run.dir}/last.pt and best.pt" + (f" and {args.out}" if args.out else ""))
+    if not os.path.exists(os.path.join(run.dir, "curves.png")):
+        print("note: matplotlib is not installed, so no curves.png was drawn")
 
 
 def _announce(args, run, corpus, tokens, device, world) -> None:

@@ -1,0 +1,52 @@
+"""The text a training run reads: its splits, its size checks and its fingerprint."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+
+import numpy as np
+import torch
+
+from ..data import load_corpus_split
+from .options import UsageError
+
+
+def sha1_tokens(tokens: torch.Tensor) -> str:
+    """The corpus' fingerprint, so a resumed run can refuse different text."""
+    return hashlib.sha1(tokens.to(torch.uint8).numpy().tobytes()).hexdigest()
+
+
+def check_text_file(path: str, prog: str) -> None:
+    """A --path for the offline corpus: warn when it hardly looks like text."""
+    with open(path, "rb") as f:
+        head = np.frombuffer(f.read(1 << 20), dtype=np.uint8)  # the first MiB
+    if head.size == 0:
+        return
+    lower = head | 0x20  # A-Z -> a-z
+    letters = float(((lower >= 97) & (lower <= 122)).mean())
+    if letters < 0.5 and os.environ.get("RANK", "0") == "0":
+        print(f"{prog}: warning: only {letters:.0%} of {path}'s first MiB are letters "
+              "a-z/A-Z; everything else becomes a space. Is it a text file?",
+              file=sys.stderr)
+
+
+def load_corpus(args, cfg, prog: str):
+    """(train tokens, validation tokens, corpus record); checks the sizes."""
+    if args.path is not None and args.corpus == "offline":
+        if os.path.isfile(args.path):
+            check_text_file(args.path, prog)
+    tokens = load_corpus_split(args.corpus, "train", args.path, args.offline_chars)
+    valid = load_corpus_split(args.corpus, "valid", args.path, args.offline_chars)
+    valid = valid[:args.eval_chars]
+    T = len(tokens) // args.batch_size
+    if T < cfg.seg_len + 1 or len(valid) < 2:
+        raise UsageError(
+            f"the training split has {len(tokens):,} chars: {args.batch_size} "
+            f"streams of {T:,}, too short for segments of {cfg.seg_len} (need > "
+            f"{cfg.seg_len} per stream); lower --batch-size or --seg-len, or use "
+            "a longer corpus")
+    corpus = {"name": args.corpus, "path": args.path, "chars": len(tokens),
+              "sha1": sha1_tokens(tokens)}
+    return tokens, valid, corpus

@@ -1,0 +1,82 @@
+"""`train --resume DIR`: the run's own settings back, and last.pt checked against them.
+
+A resumed run takes every option from DIR/config.json except the few it may change
+(MAY_CHANGE). Its last.pt must hold the model config.json describes; a finished run
+says so and writes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from ..checkpoint import read_checkpoint
+from .options import UsageError
+
+# the only options a resumed run may change; --path only to the same text (its sha1
+# is checked), e.g. after the file moved
+MAY_CHANGE = ("device", "quiet", "threads", "resume", "pause_at", "path")
+
+
+class Finished(Exception):
+    """The run in DIR already trained all its steps: nothing to do."""
+
+
+def explicit_options(parser: argparse.ArgumentParser, argv) -> set[str]:
+    """Names of the options given on the command line (not left at their default)."""
+    for action in parser._actions:
+        action.default = argparse.SUPPRESS
+    return set(vars(parser.parse_args(argv)))
+
+
+def restore_options(args, argv, parser: argparse.ArgumentParser) -> dict:
+    """Set every option from DIR/config.json but those given (of MAY_CHANGE); returns
+    config.json. A different --threads continues the run, but not bitwise exactly."""
+    for f in ("config.json", "last.pt"):
+        if not os.path.isfile(os.path.join(args.resume, f)):
+            raise UsageError(f"--resume {args.resume}: no {f} there; is it a run "
+                             "directory written by python -m txl_mini train?")
+    given = explicit_options(parser, argv)
+    refused = given - set(MAY_CHANGE)
+    if refused:
+        names = ", ".join("--" + g.replace("_", "-") for g in sorted(refused))
+        raise UsageError("--resume continues the run with its own settings; "
+                         f"drop {names}")
+    try:
+        with open(os.path.join(args.resume, "config.json")) as f:
+            config = json.load(f)
+        saved = config["args"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise UsageError(
+            f"--resume {args.resume}: cannot read config.json ({e})") from None
+    was = saved.get("threads")
+    if "threads" in given and was is not None and args.threads != was:
+        print(f"note: the run trained with --threads {was}; with {args.threads} it "
+              "continues, but not bitwise as it would have (floating-point sums "
+              "split differently)", file=sys.stderr)
+    for k, v in saved.items():
+        if k not in given and k not in ("resume", "run_dir", "pause_at"):
+            setattr(args, k, v)
+    return config
+
+
+def read_last(run_dir: str, config: dict, steps: int, device) -> dict:
+    """DIR/last.pt, checked against config.json; Finished if no step is left."""
+    path = os.path.join(run_dir, "last.pt")
+    ckpt = read_checkpoint(path, device)
+    extra = ckpt.get("extra")
+    if not isinstance(extra, dict) or "step" not in extra:
+        raise UsageError(f"{path} has no training state (weights only); it cannot "
+                         "be resumed")
+    want = config.get("model_class"), config.get("model")
+    if (ckpt["model_class"], ckpt["config"]) != want:
+        what = ("a " + ckpt["model_class"] if ckpt["model_class"] != want[0]
+                else "another model config")
+        raise UsageError(f"{path} holds {what} than {run_dir}/config.json describes "
+                         f"({want[0]}); it belongs to another run")
+    if extra["step"] >= steps and not extra.get("val_pending"):
+        raise Finished(f"{run_dir} is finished: step {extra['step']} of {steps}; "
+                       "nothing to do (its last.pt and best.pt are unchanged)")
+    return ckpt
