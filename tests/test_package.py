@@ -10,36 +10,15 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+from test_layout import MODULES, chapter_modules  # the package's modules, read once
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "txl_mini"
-
-
-def modules_in_checkout() -> list[str]:
-    names = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        parts = path.relative_to(ROOT).with_suffix("").parts
-        if parts[-1] == "__init__":
-            parts = parts[:-1]
-        if parts[-1] != "__main__":  # runs the command line when imported
-            names.append(".".join(parts))
-    return names
-
-
-def modules_chapters_import() -> set[str]:
-    found = set()
-    for nb in (ROOT / "book").glob("*.ipynb"):
-        for cell in json.loads(nb.read_text(encoding="utf-8"))["cells"]:
-            if cell["cell_type"] == "code":
-                src = "".join(cell["source"])
-                found |= set(re.findall(r"^\s*from (txl_mini[\w.]*) import", src, re.M))
-                found |= set(re.findall(r"^\s*import (txl_mini[\w.]*)", src, re.M))
-    return found
 
 
 def test_the_wheel_holds_every_module(tmp_path):
@@ -61,9 +40,9 @@ def test_the_wheel_holds_every_module(tmp_path):
          "--target", str(site), str(wheel)], **run)
     assert installed.returncode == 0, installed.stderr[-2000:]
 
-    wanted = modules_in_checkout()
+    wanted = sorted(m for m in MODULES if m != "txl_mini.__main__")  # runs the CLI
     assert "txl_mini.cli" in wanted and "txl_mini.cli.train" in wanted
-    assert modules_chapters_import() <= set(wanted), "a chapter imports a lost module"
+    assert chapter_modules() <= set(wanted), "a chapter imports a lost module"
     probe = ("import importlib, json, sys\n"
              "print(json.dumps({m: importlib.import_module(m).__file__ "
              "for m in sys.argv[1:]}))")
