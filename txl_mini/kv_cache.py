@@ -112,19 +112,21 @@ def _attend(attn, q, k, values, r, mask) -> torch.Tensor:
     """Multi-head attention of q (B, H, L, D) over k, values (B, H, K, D) -> (B, L, C).
 
     The same function as MultiHeadAttention.forward's readable path (Dai et al., 2019,
-    A^rel): (a) + (c) = (q + u) . k_j and (b) + (d) = (q + v) . W_{k,R} R_{i-j}, the latter
-    scored against R's rows and moved into place by rel_shift (ch. 5).
+    A^rel): terms (a) + (c) = (q + u) . k_j and (b) + (d) = (q + v) . W_{k,R} R_{i-j},
+    the latter scored against R's rows and moved into place by rel_shift (ch. 5). The
+    softmax and the sum over values run in one fused scaled_dot_product_attention, with
+    (b) + (d) and the causal mask as an additive bias: softmax(s (q + u) k^T + bias) V.
     """
     B, H, L, D = q.shape
     if r is None:  # absolute positions: they are already inside q and k
-        logits = q @ k.transpose(-1, -2) * attn.scale  # (B, H, L, K)
+        bias = ~mask  # True where a query may look
     else:
-        ac = (q + attn.u[:, None]) @ k.transpose(-1, -2)  # (B, H, L, K) terms (a) + (c)
-        bd = rel_shift((q + attn.v[:, None]) @ r.transpose(-1, -2))  # (b) + (d)
-        logits = (ac + bd) * attn.scale  # (B, H, L, K)
-    prob = F.softmax(logits.masked_fill(mask, float("-inf")), dim=-1)  # (B, H, L, K)
-    out = (prob @ values).transpose(1, 2).reshape(B, L, H * D)  # (B, L, H*D)
-    return attn.W_o(out)  # (B, L, C)
+        # the scale s goes into the (B, H, L, D) queries, not the (B, H, L, K) logits
+        bd = rel_shift((q + attn.v[:, None]) * attn.scale @ r.transpose(-1, -2))
+        bias = bd.masked_fill(mask, float("-inf"))  # (B, H, L, K) terms (b) + (d)
+        q = q + attn.u[:, None]  # (a) + (c) in one product
+    out = F.scaled_dot_product_attention(q, k, values, attn_mask=bias, scale=attn.scale)
+    return attn.W_o(out.transpose(1, 2).reshape(B, L, H * D))  # (B, L, C)
 
 
 def _project_kv(block, h: torch.Tensor):
