@@ -40,12 +40,12 @@ def test_flops_at_the_papers_shape():
 
 def test_time_per_char_runs_and_reports():
     cfg = preset("tiny")
-    row = time_per_char(cfg, 16, seg_len=4, n_segments=2, n_windows=2)
+    row = time_per_char(cfg, 16, seg_len=4, n_segments=2, n_windows=2, clock="cpu")
     for key in ("xl_s_per_char", "xl_cache_s_per_char", "vanilla_s_per_char"):
         assert row[key] > 0
     assert row["speedup"] == pytest.approx(
         row["vanilla_s_per_char"]
         / min(row["xl_s_per_char"], row["xl_cache_s_per_char"])
     )
-    assert row["paper_speedup"] is None and row["seg_len"] == 4
+    assert row["paper_speedup"] is None and row["seg_len"] == 4 and row["clock"] == "cpu"
     assert format_rows([row]).count("\n") == 1
