@@ -203,3 +203,22 @@ def test_refusals():
     with pytest.raises(ValueError, match="streams"):
         forward_cached(make(), x[:1], cache)
     assert isinstance(cache, KVCache)
+
+
+def test_autocast_bf16_runs_and_keeps_its_position_table():
+    """Under autocast (the bench's bf16 on a GPU; here the CPU) the cache stays in bf16,
+    agrees with the standard path to bf16 round-off, and W_kr R is not rebuilt per call."""
+    torch.manual_seed(0)
+    model = TransformerXL(preset("tiny", seg_len=4, mem_len=8)).eval()
+    x = torch.randint(0, 27, (2, 4))
+    mems, cache = None, None
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        for step in range(4):
+            ref, out = model(x, mems=mems), forward_cached(model, x, cache)
+            torch.testing.assert_close(
+                out.logits.float(), ref.logits.float(), rtol=0, atol=0.05
+            )
+            mems, cache = ref.mems, out.cache
+            if step == 0:
+                table = cache.pos_keys[0]
+    assert cache.pos_keys[0] is table and cache.keys[0].dtype == torch.bfloat16

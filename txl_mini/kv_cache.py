@@ -41,7 +41,8 @@ class KVCache:
     keys[i], values[i]: (B, H, M, D), layer i's W_{k,E} m and W_v m of its last M input
     states m (pre-LN models: of LN(m), as the attention sees them). pos_keys[i]: (H, P, D),
     W_{k,R} R for distances P-1 ... 0 (R's row order); it depends on the weights only, not on
-    the text. A cache belongs to one model and one batch of streams.
+    the text. A cache belongs to one model (weights, device, dtype) and one batch of
+    streams; a cache from another device or dtype fails loudly in the products.
     """
 
     keys: list
@@ -97,8 +98,7 @@ def _pos_keys(model, cache: KVCache, K: int, want: int, device, dtype) -> list:
     call), so filling the memory one position at a time does not re-project R every step.
     """
     table = cache.pos_keys
-    stale = not table or table[0].dtype != dtype or table[0].device != torch.device(device)
-    if stale or table[0].shape[1] < K:
+    if not table or table[0].shape[1] < K:
         cfg = model.cfg
         R = relative_encoding(want, cfg.d_model, cfg.clamp_len, device, dtype)  # (P, C)
         table[:] = [
@@ -178,8 +178,8 @@ def forward_cached(
     for block, k_old, v_old, r in zip(model.blocks, cache.keys, cache.values, rs):
         a = block.attn
         k_new, v_new = _project_kv(block, h)  # (B, H, L, D): only the L new positions
-        k = torch.cat([k_old.to(h.dtype), k_new], dim=2)  # (B, H, K, D)
-        values = torch.cat([v_old.to(h.dtype), v_new], dim=2)  # (B, H, K, D)
+        k = torch.cat([k_old.to(k_new.dtype), k_new], dim=2)  # (B, H, K, D)
+        values = torch.cat([v_old.to(v_new.dtype), v_new], dim=2)  # (B, H, K, D)
         q = _heads(a.W_q(_attn_input(block, h)), a.n_head, a.d_head)  # (B, H, L, D)
         att = _attend(a, q, k, values, r, mask)  # (B, L, C)
         if block.pre_lnorm:
