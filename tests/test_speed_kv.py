@@ -3,7 +3,12 @@
 import pytest
 
 from txl_mini.config import ModelConfig, preset
-from txl_mini.speed_kv import flops_per_char, format_rows, time_per_char
+from txl_mini.speed_kv import (
+    flops_per_char,
+    format_rows,
+    generation_time_per_char,
+    time_per_char,
+)
 
 
 def test_flops_hand_computed():
@@ -49,3 +54,10 @@ def test_time_per_char_runs_and_reports():
     )
     assert row["paper_speedup"] is None and row["seg_len"] == 4 and row["clock"] == "cpu"
     assert format_rows([row]).count("\n") == 1
+
+
+def test_generation_time_per_char_runs():
+    row = generation_time_per_char(preset("tiny"), 12, n_steps=2, clock="cpu")
+    assert row["context"] == 12
+    assert all(row[k] > 0 for k in ("rerun_s_per_char", "mems_s_per_char",
+                                    "cache_s_per_char"))

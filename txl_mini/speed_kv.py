@@ -162,3 +162,41 @@ def format_rows(rows: list) -> str:
             f"{r['flop_ratio_cache']:>8.0f}"
         )
     return "\n".join(lines)
+
+
+def generation_time_per_char(cfg: ModelConfig, context: int, *, n_steps: int = 16,
+                             seed: int = 0, clock: str = "wall") -> dict:
+    """Seconds per generated character at batch 1 with `context` characters behind it.
+
+    Three ways to draw the next character (chapter 6): re-run the whole window of the last
+    `context` characters (what a model without memory must do); one position attending
+    to a memory of `context` states, `model(x, mems=...)`, which re-projects their keys
+    and values every step; one position with the key/value cache, which projects only
+    itself. Median over `n_steps` steps, one untimed warm-up each; random weights and a
+    random memory (the time does not depend on them).
+    """
+    B, M = 1, context
+    torch.manual_seed(seed)
+    model = TransformerXL(cfg.replace(mem_len=M, dropout=0.0, dropatt=0.0)).eval()
+    H, D, C = cfg.n_head, cfg.d_head, cfg.d_model
+    x = torch.randint(0, cfg.vocab_size, (B, 1))  # (B, 1): one new character
+    window = torch.randint(0, cfg.vocab_size, (B, M))  # (B, M)
+    state = {
+        "mems": [torch.randn(B, M, C) for _ in model.blocks],  # (B, M, C)
+        "cache": KVCache([torch.randn(B, H, M, D) for _ in model.blocks],
+                         [torch.randn(B, H, M, D) for _ in model.blocks]),
+    }
+
+    def mems_step():
+        state["mems"] = model(x, mems=state["mems"]).mems
+
+    def cached_step():
+        state["cache"] = forward_cached(model, x, state["cache"]).cache
+
+    with torch.inference_mode():
+        rerun = _median_s(lambda: model(window).logits[:, -1], n_steps, clock)
+        mems_s = _median_s(mems_step, n_steps, clock)
+        cache_s = _median_s(cached_step, n_steps, clock)
+    return {"context": M, "rerun_s_per_char": rerun, "mems_s_per_char": mems_s,
+            "cache_s_per_char": cache_s, "clock": clock,
+            "threads": torch.get_num_threads()}
