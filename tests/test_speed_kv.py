@@ -61,3 +61,9 @@ def test_generation_time_per_char_runs():
     assert row["context"] == 12
     assert all(row[k] > 0 for k in ("rerun_s_per_char", "mems_s_per_char",
                                     "cache_s_per_char"))
+
+
+def test_time_per_char_own_cache_segment_length():
+    row = time_per_char(preset("tiny"), 16, seg_len=8, cache_seg_len=2, n_segments=1,
+                        n_windows=1, clock="cpu")
+    assert (row["seg_len"], row["cache_seg_len"]) == (8, 2)

@@ -123,7 +123,7 @@ def _attend(attn, q, k, values, r, mask) -> torch.Tensor:
     else:
         # the scale s goes into the (B, H, L, D) queries, not the (B, H, L, K) logits
         bd = rel_shift((q + attn.v[:, None]) * attn.scale @ r.transpose(-1, -2))
-        bias = bd.masked_fill(mask, float("-inf"))  # (B, H, L, K) terms (b) + (d)
+        bias = bd.masked_fill_(mask, float("-inf"))  # (B, H, L, K) terms (b) + (d)
         q = q + attn.u[:, None]  # (a) + (c) in one product
     out = F.scaled_dot_product_attention(q, k, values, attn_mask=bias, scale=attn.scale)
     return attn.W_o(out.transpose(1, 2).reshape(B, L, H * D))  # (B, L, C)

@@ -83,13 +83,15 @@ def _median_s(fn, calls: int, clock: str = "wall") -> float:
     return statistics.median(times)
 
 
-def _time_xl(cfg: ModelConfig, A: int, L: int, n_segments: int, clock: str) -> tuple:
+def _time_xl(cfg: ModelConfig, A: int, L: int, L_cache: int, n_segments: int,
+             clock: str) -> tuple:
     """Seconds per character of XL at memory A, without and with the cache (batch 1)."""
     B = 1
     xl = TransformerXL(cfg.replace(mem_len=A, same_length=True, dropout=0.0,
                                    dropatt=0.0)).eval()
     H, D, C = cfg.n_head, cfg.d_head, cfg.d_model
     x = torch.randint(0, cfg.vocab_size, (B, L))  # (B, L)
+    x_cache = torch.randint(0, cfg.vocab_size, (B, L_cache))  # (B, L_cache)
     state = {
         "mems": [torch.randn(B, A, C) for _ in xl.blocks],  # (B, M, C) per layer
         "cache": KVCache([torch.randn(B, H, A, D) for _ in xl.blocks],
@@ -100,17 +102,17 @@ def _time_xl(cfg: ModelConfig, A: int, L: int, n_segments: int, clock: str) -> t
         state["mems"] = xl(x, mems=state["mems"]).mems  # K = A + L states projected
 
     def cached_step():
-        state["cache"] = forward_cached(xl, x, state["cache"]).cache  # L projected
+        state["cache"] = forward_cached(xl, x_cache, state["cache"]).cache
 
     xl_s = _median_s(xl_step, n_segments, clock) / (B * L)
-    cache_s = _median_s(cached_step, n_segments, clock) / (B * L)
+    cache_s = _median_s(cached_step, n_segments, clock) / (B * L_cache)
     assert state["cache"].length == state["mems"][0].shape[1] == A  # steady state
     return xl_s, cache_s
 
 
 def time_per_char(cfg: ModelConfig, attn_len: int, *, seg_len: int | None = None,
-                  n_segments: int = 3, n_windows: int = 2, seed: int = 0,
-                  clock: str = "wall") -> dict:
+                  cache_seg_len: int | None = None, n_segments: int = 3,
+                  n_windows: int = 2, seed: int = 0, clock: str = "wall") -> dict:
     """Seconds per predicted character at batch 1 on the CPU, the three paths (chapter 6).
 
     Models are randomly initialised and the memory and cache are filled with random
@@ -119,12 +121,17 @@ def time_per_char(cfg: ModelConfig, attn_len: int, *, seg_len: int | None = None
     several vanilla windows. Each path gets one untimed warm-up call; the MEDIAN of
     `n_segments` segments of `seg_len` (default cfg.seg_len) for XL, of `n_windows`
     windows for the vanilla model, is reported, on `clock` ("wall" or "cpu", see
-    _median_s).
+    _median_s). The cached path may run its own segment length `cache_seg_len` (default
+    seg_len): with same_length and a full memory every query sees exactly A keys
+    whatever L is, so L only schedules the work. Without the cache a long L pays (fewer
+    re-projections per character); with it, a moderate one (each query's (L, A + L)
+    logits row wastes L of A + L keys, and small matrix products run slower).
     """
     A, L = attn_len, seg_len or cfg.seg_len
+    L_cache = cache_seg_len or L
     torch.manual_seed(seed)
     with torch.inference_mode():
-        xl_s, cache_s = _time_xl(cfg, A, L, n_segments, clock)
+        xl_s, cache_s = _time_xl(cfg, A, L, L_cache, n_segments, clock)
         vanilla = VanillaTransformer(cfg.replace(seg_len=A, dropout=0.0,
                                                  dropatt=0.0)).eval()
         w = torch.randint(0, cfg.vocab_size, (1, A))  # one window of A characters
@@ -132,7 +139,7 @@ def time_per_char(cfg: ModelConfig, attn_len: int, *, seg_len: int | None = None
         van_s = _median_s(lambda: vanilla(w).logits[:, -1], n_windows, clock)
     flops = flops_per_char(cfg, A, L)
     return {
-        "attn_len": A, "seg_len": L, "batch_size": 1,
+        "attn_len": A, "seg_len": L, "cache_seg_len": L_cache, "batch_size": 1,
         "xl_s_per_char": xl_s, "xl_cache_s_per_char": cache_s,
         "vanilla_s_per_char": van_s,
         "speedup_no_cache": van_s / xl_s, "speedup_cache": van_s / cache_s,
@@ -140,6 +147,7 @@ def time_per_char(cfg: ModelConfig, attn_len: int, *, seg_len: int | None = None
         "paper_speedup": PAPER_SPEEDUP.get(A),
         "flops_per_char": flops,
         "flop_ratio_no_cache": flops["vanilla"] / flops["xl_no_cache"],
+        # (the cached path's count does not depend on L: A keys per query, 1 projection)
         "flop_ratio_cache": flops["vanilla"] / flops["xl_cache"],
         "n_segments": n_segments, "n_windows": n_windows, "clock": clock,
         "threads": torch.get_num_threads(),
