@@ -222,3 +222,29 @@ def test_autocast_bf16_runs_and_keeps_its_position_table():
             if step == 0:
                 table = cache.pos_keys[0]
     assert cache.pos_keys[0] is table and cache.keys[0].dtype == torch.bfloat16
+
+
+def test_same_length_predictions_do_not_depend_on_segment_length():
+    """With same_length every query sees its last mem_len keys, so how a stream is cut
+    into segments does not change any prediction: the cached path may run its own L
+    (txl_mini.speed_kv times it so). Without same_length it would (the last check)."""
+    x = torch.randint(0, 27, (2, 24), generator=torch.Generator().manual_seed(5))
+
+    def logits(model, L, cached):
+        outs, state = [], None
+        for s in range(0, 24, L):
+            if cached:
+                out = forward_cached(model, x[:, s:s + L], state)
+                state = out.cache
+            else:
+                out = model(x[:, s:s + L], mems=state)
+                state = out.mems
+            outs.append(out.logits)
+        return torch.cat(outs, dim=1)  # (B, 24, V)
+
+    model = make(seg_len=8, mem_len=6, same_length=True)
+    ref = logits(model, 8, cached=False)
+    for L in (1, 3, 12):
+        torch.testing.assert_close(logits(model, L, True), ref, rtol=0, atol=TOL)
+    plain = make(seg_len=8, mem_len=6)
+    assert not torch.allclose(logits(plain, 3, True), logits(plain, 8, False))
