@@ -57,7 +57,7 @@ class KVCache:
 
 @dataclass
 class CachedOutput:
-    """What forward_cached returns: like ModelOutput, with the cache instead of mems."""
+    """What forward_cached returns: ModelOutput with the cache for mems (chapter 6)."""
 
     logits: torch.Tensor  # (B, L, V)
     loss: torch.Tensor | None  # mean cross-entropy in nats, if targets were given

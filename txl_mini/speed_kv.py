@@ -155,7 +155,7 @@ def time_per_char(cfg: ModelConfig, attn_len: int, *, seg_len: int | None = None
 
 
 def format_rows(rows: list) -> str:
-    """time_per_char rows as a text table (ms per character, speed-ups, FLOP ratios)."""
+    """time_per_char rows as a text table: ms per character, speed-ups, FLOP ratios (ch. 6)."""
     head = (f"{'A':>5} {'XL ms':>8} {'XL+cache ms':>11} {'vanilla ms':>10} "
             f"{'x no cache':>10} {'x cache':>8} {'paper':>6} {'FLOPx nc':>8} "
             f"{'FLOPx c':>8}")
