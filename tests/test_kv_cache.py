@@ -1,8 +1,8 @@
 """The key/value-cached path equals the standard path (txl_mini.kv_cache, chapter 6).
 
-Every test runs the standard `model(idx, mems=...)` and `forward_cached` side by side over
-many segments in float64 and compares the logits and the cache with the keys and values
-the standard memory would give. tol: float64 round-off only.
+Every test runs the standard `model(idx, mems=...)` and `forward_cached` side by side
+over many segments in float64 and compares the logits and the cache with the keys and
+values the standard memory would give. tol: float64 round-off only.
 """
 
 import pytest
@@ -17,14 +17,14 @@ TOL = 1e-10
 
 
 def make(seed=0, dtype=torch.float64, **changes):
-    """A tiny float64 model in eval mode; dropout on, so eval mode must switch it off."""
+    """A tiny float64 model in eval mode; dropout on, so eval mode must turn it off."""
     cfg = preset("tiny", fast_attn=False, dropout=0.1, dropatt=0.1).replace(**changes)
     torch.manual_seed(seed)
     return TransformerXL(cfg).to(dtype).eval()
 
 
 def expected_cache(model, mems):
-    """Keys and values (B, H, M, D) per layer, projected here from the standard memory."""
+    """Keys and values (B, H, M, D) per layer, projected here from a standard memory."""
     keys, values = [], []
     for block, m in zip(model.blocks, mems):
         a = block.attn
@@ -91,7 +91,7 @@ def test_equal_with_every_switch(changes, M):
 
 
 def test_untie_r_really_unties():
-    """untie_r=True gives each layer its own u, v, so the test above covers that case."""
+    """untie_r=True gives each layer its own u, v: the test above covers that case."""
     model = make(untie_r=True)
     assert model.blocks[0].attn.u is not model.blocks[1].attn.u
     tied = make()
@@ -100,13 +100,13 @@ def test_untie_r_really_unties():
 
 @pytest.mark.parametrize("same_length", [False, True])
 def test_equal_with_mem_len_override_and_ragged_segments(same_length):
-    """The per-call mem_len (here longer than cfg.mem_len) and segments of any length."""
+    """The per-call mem_len (longer than cfg.mem_len here) and segments of any L."""
     model = make(seg_len=4, mem_len=3, same_length=same_length)
     run_both(model, [4, 1, 5, 3, 7, 2, 4, 6], mem_len=9)
 
 
 def test_equal_with_absolute_positions():
-    """Absolute positions (ch. 3's ablation) are supported: the cache reproduces them."""
+    """Absolute positions (ch. 3's ablation) are supported: the cache matches them."""
     model = make(seg_len=5, mem_len=7, pos_enc="absolute")
     run_both(model, [5] * 5)
 
@@ -126,18 +126,19 @@ def test_cache_is_trimmed_to_mem_len():
     for step in range(5):
         cache = forward_cached(model, x, cache).cache
         assert cache.length == min(6, 4 * (step + 1))
-        assert all(k.shape == (2, 2, cache.length, 8) for k in cache.keys + cache.values)
+        shapes = {k.shape for k in cache.keys + cache.values}
+        assert shapes == {(2, 2, cache.length, 8)}
 
 
 def test_untrimmed_cache_is_caught(monkeypatch):
-    """The equality tests have teeth: without trimming they fail (more keys attended)."""
+    """The equality tests have teeth: without trimming they fail (more keys seen)."""
     monkeypatch.setattr(kv_cache, "_trim", lambda x, mem_len: x)
     with pytest.raises(AssertionError):
         run_both(make(seg_len=4, mem_len=3), [4] * 4)
 
 
 def test_wrong_position_keys_are_caught(monkeypatch):
-    """... and they see the position term: keys scored against R from the wrong end fail."""
+    """... and see the position term: keys scored against R from the wrong end fail."""
     real = kv_cache._pos_keys
     monkeypatch.setattr(
         kv_cache, "_pos_keys", lambda *a: [t.flip(1) for t in real(*a)]
@@ -206,8 +207,9 @@ def test_refusals():
 
 
 def test_autocast_bf16_runs_and_keeps_its_position_table():
-    """Under autocast (the bench's bf16 on a GPU; here the CPU) the cache stays in bf16,
-    agrees with the standard path to bf16 round-off, and W_kr R is not rebuilt per call."""
+    """Under autocast (the bench's bf16 on a GPU; here the CPU) the cache stays in
+    bf16, agrees with the standard path to bf16 round-off, and W_kr R is not rebuilt
+    every call."""
     torch.manual_seed(0)
     model = TransformerXL(preset("tiny", seg_len=4, mem_len=8)).eval()
     x = torch.randint(0, 27, (2, 4))

@@ -1,25 +1,26 @@
-"""Inference with a key/value cache: each state is projected once, when it arrives (ch. 6).
+"""Inference with a key/value cache: each state is projected once, on arrival (ch. 6).
 
-The standard path, `model(idx, mems=...)`, remembers each layer's INPUT states m and, for
-every new segment, projects all K = M + L of [m; h] again: W_{k,E} m and W_v m in every
-layer. Those projections never change once a state is in memory: with relative positions,
-position enters attention only through R (terms b and d), never through the keys, so the
-key of a remembered state is valid wherever the window has moved. So this path keeps, per
-layer, the projected keys W_{k,E} m and values W_v m instead of m (the key/value cache of
-today's decoders), projects only the L new positions, and trims the cache to the last M,
-as `update_mems` trims the memory. The position keys W_{k,R} R depend on no input at all:
-they are computed once per layer for the longest distance needed and sliced.
+The standard path, `model(idx, mems=...)`, remembers each layer's INPUT states m and,
+for every new segment, projects all K = M + L of [m; h] again: W_{k,E} m and W_v m in
+every layer. Those projections never change once a state is in memory: with relative
+positions, position enters attention only through R (terms b and d), never through the
+keys, so the key of a remembered state is valid wherever the window has moved. So this
+path keeps, per layer, the projected keys W_{k,E} m and values W_v m instead of m (the
+key/value cache of today's decoders), projects only the L new positions, and trims the
+cache to the last M, as `update_mems` trims the memory. The position keys W_{k,R} R
+depend on no input at all: they are computed once per layer for the longest distance
+needed and sliced.
 
 Support: `TransformerXL` in eval mode, relative positions (the paper) and also absolute
 ones (the memory ablation of ch. 3: the same U is added to every segment's input, so its
 cached keys are as valid; the cache reproduces that model exactly, confusion included).
 Not `VanillaTransformer`: its sliding window re-encodes every position each step, so
-nothing can be reused (TypeError). `same_length`, `clamp_len`, `pre_lnorm`, `untie_r` and
-the per-call `mem_len` behave as in `TransformerXL.forward`; tests/test_kv_cache.py proves
-the logits and cache equal to the standard path's in float64.
+nothing can be reused (TypeError). `same_length`, `clamp_len`, `pre_lnorm`, `untie_r`
+and the per-call `mem_len` behave as in `TransformerXL.forward`; tests/test_kv_cache.py
+proves the logits and cache equal to the standard path's in float64.
 
-Shapes: B batch, L segment length, M cached length, K = M + L keys, P rows of the position
-table, H heads, D head dim, C d_model, V vocab.
+Shapes: B batch, L segment length, M cached length, K = M + L keys, P rows of the
+position table, H heads, D head dim, C d_model, V vocab.
 """
 
 from __future__ import annotations
@@ -39,10 +40,11 @@ class KVCache:
     """Per layer, what the next segment needs of the remembered states (chapter 6).
 
     keys[i], values[i]: (B, H, M, D), layer i's W_{k,E} m and W_v m of its last M input
-    states m (pre-LN models: of LN(m), as the attention sees them). pos_keys[i]: (H, P, D),
-    W_{k,R} R for distances P-1 ... 0 (R's row order); it depends on the weights only, not on
-    the text. A cache belongs to one model (weights, device, dtype) and one batch of
-    streams; a cache from another device or dtype fails loudly in the products.
+    states m (pre-LN models: of LN(m), as the attention sees them).
+    pos_keys[i]: (H, P, D), W_{k,R} R for distances P-1 ... 0 (R's row order); it
+    depends on the weights only, not on the text.
+    A cache belongs to one model (weights, device, dtype) and one batch of streams; a
+    cache from another device or dtype fails loudly in the products.
     """
 
     keys: list
@@ -73,13 +75,14 @@ def _check(model) -> None:
         )
     if model.training:
         raise RuntimeError(
-            "forward_cached is for inference only: call model.eval() first (dropout would "
-            "differ from the standard path, and no gradient flows through the cache)"
+            "forward_cached is for inference only: call model.eval() first (dropout "
+            "would differ from the standard path, and no gradient flows through the "
+            "cache)"
         )
 
 
 def _heads(x: torch.Tensor, H: int, D: int) -> torch.Tensor:
-    """(B, L, H*D) -> (B, H, L, D): heads first, so every product below is a batch matmul."""
+    """(B, L, H*D) -> (B, H, L, D): heads first, so each product is a batch matmul."""
     B, L, _ = x.shape
     return x.view(B, L, H, D).transpose(1, 2)  # (B, H, L, D)
 
@@ -93,9 +96,10 @@ def _pos_keys(model, cache: KVCache, K: int, want: int, device, dtype) -> list:
     """Per layer W_{k,R} R for distances K-1 ... 0: (H, K, D), from the table in cache.
 
     Row p of R encodes distance P-1-p, so the table for K keys is the LAST K rows of a
-    longer one (clamp_len clamps each distance on its own, so this holds with it too). The
-    table is rebuilt only when K outgrows it, then for `want` >= K rows at once (M + L of the
-    call), so filling the memory one position at a time does not re-project R every step.
+    longer one (clamp_len clamps each distance on its own, so this holds with it too).
+    The table is rebuilt only when K outgrows it, then for `want` >= K rows at once
+    (M + L of the call), so filling the memory one position at a time does not
+    re-project R every step.
     """
     table = cache.pos_keys
     if not table or table[0].shape[1] < K:
@@ -130,7 +134,7 @@ def _attend(attn, q, k, values, r, mask) -> torch.Tensor:
 
 
 def _project_kv(block, h: torch.Tensor):
-    """Keys W_{k,E} x and values W_v x of a layer's input states h (B, L, C): (B, H, L, D)."""
+    """Keys W_{k,E} x and values W_v x (B, H, L, D) of a layer's inputs h (B, L, C)."""
     a, x = block.attn, _attn_input(block, h)
     return _heads(a.W_ke(x), a.n_head, a.d_head), _heads(a.W_v(x), a.n_head, a.d_head)
 
@@ -168,7 +172,8 @@ def forward_cached(
     if cfg.pos_enc == "relative":
         rs = _pos_keys(model, cache, K, max(K, mem_len + L), idx.device, h.dtype)
     else:
-        h = h + absolute_encoding(L, cfg.d_model, idx.device, h.dtype)  # same U each call
+        # the same U every call, as in TransformerXL.forward
+        h = h + absolute_encoding(L, cfg.d_model, idx.device, h.dtype)  # (B, L, C)
         rs = [None] * len(model.blocks)
     # same_length: every query sees its last max(M, 1) keys, as in TransformerXL.forward
     window = max(mem_len, 1) if cfg.same_length else 0
@@ -199,7 +204,7 @@ def forward_cached(
 
 @torch.no_grad()
 def cache_from_mems(model, mems: list) -> KVCache:
-    """The KVCache of a standard memory (one (B, M, C) tensor per layer), to switch paths.
+    """The KVCache of a standard memory (a (B, M, C) tensor per layer), to switch paths.
 
     Projects each remembered state once; forward_cached(model, x, cache_from_mems(model,
     mems)) then equals model(x, mems=mems) (chapter 6).

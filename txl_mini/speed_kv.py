@@ -1,21 +1,21 @@
 """Table 9 with the key/value cache: FLOPs and time per character, at any shape (ch. 6).
 
-To be merged into `txl_mini.speed` (the Table 9 module): the FLOP count explains the ratios
-that module measures, so it lives with the timing, not with the model. Both are plain
-functions; the bench and chapter 6 call them.
+To be merged into `txl_mini.speed` (the Table 9 module): the FLOP count explains the
+ratios that module measures, so it lives with the timing, not with the model. Both are
+plain functions; the bench and chapter 6 call them.
 
-The Table 9 setting is that of `txl_mini.speed.eval_speed`: at attention length A, XL keeps
-M = A remembered states per layer, with `same_length`, so each of the L new positions of a
-segment attends to exactly A keys (itself included), as the last position of a vanilla
-window of A does. Three ways to predict one character:
+The Table 9 setting is that of `txl_mini.speed.eval_speed`: at attention length A, XL
+keeps M = A remembered states per layer, with `same_length`, so each of the L new
+positions of a segment attends to exactly A keys (itself included), as the last position
+of a vanilla window of A does. Three ways to predict one character:
 
-- XL without cache, `model(x, mems=...)`: each segment re-projects keys and values of all
-  K = A + L states [memory; segment] and W_{k,R} R for K distances, in every layer;
+- XL without cache, `model(x, mems=...)`: each segment re-projects keys and values of
+  all K = A + L states [memory; segment] and W_{k,R} R for K distances, in every layer;
 - XL with the cache, `forward_cached`: each state is projected once, W_{k,R} R once per
   model (txl_mini.kv_cache);
-- vanilla sliding window (Al-Rfou et al., 2019; the paper's §3.2): a window of A characters
-  runs from scratch for ONE prediction, A positions through every layer, query i attending
-  i keys: A (A + 1) / 2 pairs, A / 2 keys per query on average.
+- vanilla sliding window (Al-Rfou et al., 2019; the paper's §3.2): a window of A
+  characters runs from scratch for ONE prediction, A positions through every layer,
+  query i attending i keys: A (A + 1) / 2 pairs, A / 2 keys per query on average.
 
 Shapes: B batch, L segment length, M memory, A attention length, H heads, D head dim,
 C d_model, V vocab.
@@ -36,12 +36,12 @@ PAPER_SPEEDUP = {800: 363, 1800: 773, 2800: 1409, 3800: 1874}  # Dai et al., Tab
 
 
 def flops_per_char(cfg: ModelConfig, attn_len: int, seg_len: int) -> dict:
-    """Forward FLOPs per predicted character, Table 9 setting, for the three paths (ch. 6).
+    """Forward FLOPs per predicted character, Table 9 setting, three paths (chapter 6).
 
-    Counts matrix products only, 2 FLOPs per multiply-add: projections W_q, W_{k,E}, W_v,
-    W_o (C x H*D each), W_{k,R} R (XL), the attention products over the keys a query may
-    see (XL: (a)+(c), (b)+(d) and the sum over values, 3 of them; vanilla: 2), the
-    feed-forward net (C x d_inner twice) and the output head once per prediction.
+    Counts matrix products only, 2 FLOPs per multiply-add: projections W_q, W_{k,E},
+    W_v, W_o (C x H*D each), W_{k,R} R (XL), the attention products over the keys a
+    query may see (XL: (a)+(c), (b)+(d) and the sum over values, 3 of them; vanilla: 2),
+    the feed-forward net (C x d_inner twice) and the output head once per prediction.
     Embeddings, softmax, layer norms and biases are left out (O(C) per position).
     Returns {"xl_no_cache", "xl_cache", "vanilla"} in FLOPs per character.
     """
@@ -69,9 +69,9 @@ CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 def _median_s(fn, calls: int, clock: str = "wall") -> float:
     """Median time of `calls` calls of fn(), after one untimed warm-up call.
 
-    clock "cpu" counts the CPU time of this process only: with one torch thread it equals
-    the wall time on an idle machine, and it does not count the time other processes
-    take the core away (a shared machine). "wall" is what a user waits.
+    clock "cpu" counts the CPU time of this process only: with one torch thread it
+    equals the wall time on an idle machine, and it does not count the time other
+    processes take the core away (a shared machine). "wall" is what a user waits.
     """
     now = CLOCKS[clock]
     fn()
@@ -113,7 +113,7 @@ def _time_xl(cfg: ModelConfig, A: int, L: int, L_cache: int, n_segments: int,
 def time_per_char(cfg: ModelConfig, attn_len: int, *, seg_len: int | None = None,
                   cache_seg_len: int | None = None, n_segments: int = 3,
                   n_windows: int = 2, seed: int = 0, clock: str = "wall") -> dict:
-    """Seconds per predicted character at batch 1 on the CPU, the three paths (chapter 6).
+    """Seconds per predicted character, batch 1, CPU, for the three paths (chapter 6).
 
     Models are randomly initialised and the memory and cache are filled with random
     numbers of the right shape: neither changes the time (the work is the same), and
@@ -155,7 +155,7 @@ def time_per_char(cfg: ModelConfig, attn_len: int, *, seg_len: int | None = None
 
 
 def format_rows(rows: list) -> str:
-    """time_per_char rows as a text table: ms per character, speed-ups, FLOP ratios (ch. 6)."""
+    """time_per_char rows as text: ms per character, speed-ups, FLOP ratios (ch. 6)."""
     head = (f"{'A':>5} {'XL ms':>8} {'XL+cache ms':>11} {'vanilla ms':>10} "
             f"{'x no cache':>10} {'x cache':>8} {'paper':>6} {'FLOPx nc':>8} "
             f"{'FLOPx c':>8}")
@@ -176,12 +176,12 @@ def generation_time_per_char(cfg: ModelConfig, context: int, *, n_steps: int = 1
                              seed: int = 0, clock: str = "wall") -> dict:
     """Seconds per generated character at batch 1 with `context` characters behind it.
 
-    Three ways to draw the next character (chapter 6): re-run the whole window of the last
-    `context` characters (what a model without memory must do); one position attending
-    to a memory of `context` states, `model(x, mems=...)`, which re-projects their keys
-    and values every step; one position with the key/value cache, which projects only
-    itself. Median over `n_steps` steps, one untimed warm-up each; random weights and a
-    random memory (the time does not depend on them).
+    Three ways to draw the next character (chapter 6): re-run the whole window of the
+    last `context` characters (what a model without memory must do); one position
+    attending to a memory of `context` states, `model(x, mems=...)`, which re-projects
+    their keys and values every step; one position with the key/value cache, which
+    projects only itself. Median over `n_steps` steps, one untimed warm-up each; random
+    weights and a random memory (the time does not depend on them).
     """
     B, M = 1, context
     torch.manual_seed(seed)
