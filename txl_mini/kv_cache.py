@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn.functional as F
 
-from .attention import causal_mask, rel_shift
+from .attention import causal_mask
 from .model import TransformerXL, VanillaTransformer
 from .positional import absolute_encoding, relative_encoding
 
@@ -125,8 +125,13 @@ def _attend(attn, q, k, values, r, mask) -> torch.Tensor:
     if r is None:  # absolute positions: they are already inside q and k
         bias = ~mask  # True where a query may look
     else:
-        # the scale s goes into the (B, H, L, D) queries, not the (B, H, L, K) logits
-        bd = rel_shift((q + attn.v[:, None]) * attn.scale @ r.transpose(-1, -2))
+        # rel_shift (ch. 5) without its copy: scored against R's rows with a zero row in
+        # front, the product already holds rel_shift's pad column, and re-reading it
+        # one step later is a view. The scale s goes into the (B, H, L, D) queries.
+        K = k.shape[2]
+        r_pad = F.pad(r, (0, 0, 1, 0))  # (H, K+1, D), row 0 is zero
+        bd = (q + attn.v[:, None]) * attn.scale @ r_pad.transpose(-1, -2)  # (B,H,L,K+1)
+        bd = bd.view(B, H, K + 1, L)[:, :, 1:].view(B, H, L, K)  # == rel_shift, a view
         bias = bd.masked_fill_(mask, float("-inf"))  # (B, H, L, K) terms (b) + (d)
         q = q + attn.u[:, None]  # (a) + (c) in one product
     out = F.scaled_dot_product_attention(q, k, values, attn_mask=bias, scale=attn.scale)
