@@ -1,4 +1,5 @@
-"""`python -m txl_mini bench` end to end: a tiny run in a subprocess, its JSON checked."""
+"""`python -m txl_mini bench` end to end: a tiny run in a subprocess, its JSON
+checked."""
 
 import json
 import math
@@ -14,16 +15,17 @@ from txl_mini.config import ModelConfig
 
 
 def _bench(*args, tmp_path=None):
-    env = dict(os.environ, PYTHONPATH=os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, "-m", "txl_mini", "bench", *args], capture_output=True,
-                          text=True, env=env, timeout=600)
+    pythonpath = os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", "")
+    env = dict(os.environ, PYTHONPATH=pythonpath)
+    return subprocess.run([sys.executable, "-m", "txl_mini", "bench", *args],
+                          capture_output=True, text=True, env=env, timeout=600)
 
 
 def test_quick_bench_runs_and_writes_sane_json(tmp_path):
     path = tmp_path / "bench.json"
     proc = _bench("--quick", "--rounds", "1", "--steps", "1", "--max-attn-len", "128",
-                  "--long-segments", "40", "--eval-batch", "2", "--no-progress", "--profile",
-                  "--json", str(path))
+                  "--long-segments", "40", "--eval-batch", "2", "--no-progress",
+                  "--profile", "--json", str(path))
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "device: cpu" in proc.stdout and "torch threads: 1" in proc.stdout
     assert "fast / readable" in proc.stdout
@@ -31,7 +33,8 @@ def test_quick_bench_runs_and_writes_sane_json(tmp_path):
     assert set(r["train"]) == {"xl_fast", "xl_readable", "vanilla"}
     for v in r["train"].values():
         assert v["tokens_per_s"] > 0 and v["tokens_per_cpu_s"] > 0
-        assert v["flop_per_s"] == pytest.approx(v["tokens_per_s"] * v["flops_per_token"])
+        assert v["flop_per_s"] == pytest.approx(
+            v["tokens_per_s"] * v["flops_per_token"])
         assert v["peak_mem_mib"] > 0
     ra = r["ratios"]
     t = r["train"]
@@ -41,12 +44,15 @@ def test_quick_bench_runs_and_writes_sane_json(tmp_path):
         t["vanilla"]["tokens_per_s"] / t["xl_fast"]["tokens_per_s"])
     assert r["matmul_flop_per_s"] > 1e8  # any CPU of this decade does 0.1 GFLOP/s
     for k, m in r["mfu"].items():
-        assert 0 < m < 1.5, (k, m)  # timings are noisy, but MFU far above 1 means a wrong count
+        # timings are noisy, but MFU far above 1 means a wrong count
+        assert 0 < m < 1.5, (k, m)
     assert [e["attn_len"] for e in r["eval"]] == [128]
     e = r["eval"][0]
-    assert e["speedup"] == pytest.approx(e["vanilla_s_per_char"] / e["xl_s_per_char"])
+    assert e["speedup"] == pytest.approx(
+        e["vanilla_s_per_char"] / e["xl_s_per_char"])
     assert e["xl_s_per_char"] > 0 and e["peak_mem_mib"] > 0
-    assert e["batch_size"] == r["eval_batch"] == 2 and "batch 2" in proc.stdout  # --eval-batch
+    assert (e["batch_size"] == r["eval_batch"] == 2
+            and "batch 2" in proc.stdout)  # --eval-batch
     f = r["memory_flatness"]
     assert (f["segments_short"], f["segments_long"]) == (20, 40)
     assert f["ratio"] == pytest.approx(f["peak_long_mib"] / f["peak_short_mib"])
@@ -55,7 +61,8 @@ def test_quick_bench_runs_and_writes_sane_json(tmp_path):
     for name, p in r["profile"].items():  # one profiled training step per model
         shares = {c: p[c] / p["step_s"] for c in CATEGORIES}
         assert all(v >= 0 for v in shares.values()), (name, shares)
-        assert 0.5 < sum(shares.values()) <= 1.0, (name, shares)  # ops cover most of the step
+        # ops cover most of the step
+        assert 0.5 < sum(shares.values()) <= 1.0, (name, shares)
         for c in ("linear", "attention", "optimizer"):
             assert shares[c] > 0.01, (name, c, shares)
         # backward ops are charged to their forward op: if that failed, the matmuls'
@@ -79,8 +86,10 @@ def test_flop_count_by_hand():
     cfg = ModelConfig(n_layer=1, n_head=1, d_head=2, d_model=2, d_inner=4, vocab_size=3,
                       seg_len=2, mem_len=2)
     # C = HD = 2, F = 4, V = 3, L = 2, K = 4, batch 1
-    layer_vanilla = 2 * 2 * 2 + 4 * 1 * 2 * 2 + 2 * 2 * 2 + 4 * 2 * 4 + 4 * 2 * 2  # K = L = 2
+    layer_vanilla = (2 * 2 * 2 + 4 * 1 * 2 * 2 + 2 * 2 * 2 + 4 * 2 * 4
+                     + 4 * 2 * 2)  # K = L = 2
     assert train_flops_per_token(cfg, False, 1) == 3 * (layer_vanilla + 2 * 2 * 3)
-    layer_xl = (2 * 2 * 2 + 4 * 2 * 2 * 2 + 2 * 2 * 2 + 4 * 2 * 4 + 4 * 4 * 2
-                + 2 * 5 * 2 + 2 * 4 * 2 * 2 / 2)  # K = 4: (b)+(d) over K+1 = 5, W_kr R / (B L)
+    layer_xl = (2 * 2 * 2 + 4 * 2 * 2 * 2 + 2 * 2 * 2 + 4 * 2 * 4 + 4 * 4 * 2  # K = 4:
+                + 2 * 5 * 2  # (b)+(d) over K+1 = 5,
+                + 2 * 4 * 2 * 2 / 2)  # W_kr R / (B L)
     assert math.isclose(train_flops_per_token(cfg, True, 1), 3 * (layer_xl + 2 * 2 * 3))

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from txl_mini import text8
-from txl_mini.files import remove_stale_temps
 from txl_mini.cli.data import main
 from txl_mini.data import load_corpus_split
+from txl_mini.files import remove_stale_temps
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -1,4 +1,5 @@
-"""python -m txl_mini evaluate: options, modes, JSON, and one-line errors for bad input."""
+"""python -m txl_mini evaluate: options, modes, JSON, and one-line errors for bad
+input."""
 
 import json
 import os
@@ -6,9 +7,9 @@ import os
 import pytest
 import torch
 
+from txl_mini.checkpoint import save_checkpoint
 from txl_mini.cli import evaluate
 from txl_mini.cli.train import main as train_main
-from txl_mini.checkpoint import save_checkpoint
 from txl_mini.config import preset
 from txl_mini.model import VanillaTransformer
 
@@ -37,8 +38,9 @@ def ev(capsys, *args):
 
 
 def test_json_output_and_options(run, capsys):
-    code, out, _ = ev(capsys, run / "r", "--json", "--mem-len", "16", "--clamp-len", "5",
-                      "--same-length", "--seg-len", "4", "--batch-size", "2")
+    code, out, _ = ev(capsys, run / "r", "--json", "--mem-len", "16",
+                      "--clamp-len", "5", "--same-length", "--seg-len", "4",
+                      "--batch-size", "2")
     res = json.loads(out)
     assert code == 0 and res["mode"] == "segments" and res["model"] == "TransformerXL"
     assert (res["mem_len"], res["clamp_len"], res["same_length"], res["seg_len"],
@@ -47,7 +49,8 @@ def test_json_output_and_options(run, capsys):
 
 
 def test_mem_len_changes_the_number(run, capsys):
-    bpc = [json.loads(ev(capsys, run / "r" / "last.pt", "--json", "--mem-len", m)[1])["bpc"]
+    last = run / "r" / "last.pt"
+    bpc = [json.loads(ev(capsys, last, "--json", "--mem-len", m)[1])["bpc"]
            for m in (0, 8)]
     assert bpc[0] != bpc[1]
 
@@ -56,7 +59,8 @@ def test_vanilla_checkpoint_uses_the_sliding_window(run, capsys):
     code, out, _ = ev(capsys, run / "vanilla.pt", "--json", "--chars", "40")
     res = json.loads(out)
     assert code == 0 and res["mode"] == "sliding" and res["n_tokens"] == 39
-    code, out, _ = ev(capsys, run / "vanilla.pt", "--json", "--chars", "40", "--mode", "segments")
+    code, out, _ = ev(capsys, run / "vanilla.pt", "--json", "--chars", "40",
+                      "--mode", "segments")
     assert json.loads(out)["mode"] == "segments"
 
 
@@ -71,7 +75,8 @@ def test_vanilla_checkpoint_uses_the_sliding_window(run, capsys):
 ])
 def test_bad_values(run, capsys, args, words):
     code, _, err = ev(capsys, run / "r", *args)
-    assert code == 2 and words in err and err.count("\n") == 1 and "Traceback" not in err
+    assert (code == 2 and words in err and err.count("\n") == 1
+            and "Traceback" not in err)
 
 
 def test_vanilla_has_no_memory(run, capsys):
@@ -95,4 +100,5 @@ def test_truncated_checkpoint(run, tmp_path, capsys):
     path = tmp_path / "cut.pt"
     path.write_bytes(data[: len(data) // 3])
     code, _, err = ev(capsys, path)
-    assert code == 1 and "truncated" in err and str(path) in err and err.count("\n") == 1
+    assert (code == 1 and "truncated" in err and str(path) in err
+            and err.count("\n") == 1)

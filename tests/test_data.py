@@ -1,5 +1,6 @@
-"""Tests of txl_mini.data and txl_mini.corpus. Nothing here touches the internet: downloads go to
-an HTTP server on 127.0.0.1 that serves a small zip built by the test."""
+"""Tests of txl_mini.data and txl_mini.corpus. Nothing here touches the internet:
+downloads go to an HTTP server on 127.0.0.1 that serves a small zip built by the
+test."""
 import hashlib
 import http.server
 import io
@@ -14,14 +15,22 @@ from pathlib import Path
 import pytest
 import torch
 
-from txl_mini.corpus import Dependency, make_offline_corpus, offline_splits
 from txl_mini.cli.data import main
+from txl_mini.corpus import Dependency, make_offline_corpus, offline_splits
 from txl_mini.data import CharVocab, batchify, iter_segments, n_segments, normalize
-from txl_mini.text8 import (TEXT8_CHARS, DataError, Splits, default_cache_dir,
-                            load_text8, split_sizes, split_text8)
+from txl_mini.text8 import (
+    TEXT8_CHARS,
+    DataError,
+    Splits,
+    default_cache_dir,
+    load_text8,
+    split_sizes,
+    split_text8,
+)
 
 REPO = Path(__file__).resolve().parents[1]
-TEXT = "".join(TEXT8_CHARS[(i * 7 + i // 13) % 27] for i in range(1000))  # a 1000-char stand-in
+# a 1000-char stand-in
+TEXT = "".join(TEXT8_CHARS[(i * 7 + i // 13) % 27] for i in range(1000))
 
 
 def _zip_bytes(text: str) -> bytes:
@@ -81,7 +90,7 @@ def server():
         srv.server_close()
 
 
-# --- splits ----------------------------------------------------------------------------------
+# --- splits ---------------------------------------------------------------------------
 
 def test_split_of_100_chars_is_90_5_5_in_order():
     text = "".join(TEXT8_CHARS[i % 27] for i in range(100))
@@ -89,12 +98,13 @@ def test_split_of_100_chars_is_90_5_5_in_order():
     assert (len(s.train), len(s.valid), len(s.test)) == (90, 5, 5)
     assert (s.train, s.valid, s.test) == (text[:90], text[90:95], text[95:])
     assert s.name == "text8" and "90" in repr(s) and text not in repr(s)
-    assert split_sizes(100_000_000) == (90_000_000, 5_000_000, 5_000_000)  # the paper's split
+    # the paper's split
+    assert split_sizes(100_000_000) == (90_000_000, 5_000_000, 5_000_000)
     with pytest.raises(ValueError):
         split_sizes(10, 5, 5)
 
 
-# --- text8 loader ----------------------------------------------------------------------------
+# --- text8 loader ---------------------------------------------------------------------
 
 def test_download_verifies_caches_and_reuses(server, tmp_path):
     url, state = server()
@@ -120,7 +130,8 @@ def test_bad_download_raises_and_leaves_nothing(server, tmp_path, mode):
         load_text8(cache_dir=tmp_path, url=url, **SIZES)
     msg = str(err.value)
     assert url in msg and "path=" in msg
-    assert ("failed verification" in msg) if mode == "corrupt" else ("could not download" in msg)
+    assert (("failed verification" in msg) if mode == "corrupt"
+            else ("could not download" in msg))
     assert os.listdir(tmp_path) == []  # neither a cached file nor a temp file
     assert state["requests"] == 1
 
@@ -133,7 +144,8 @@ def test_http_error_is_one_clear_data_error(server, tmp_path):
 
 
 def test_offline_gives_clear_message_without_urllib_chain(tmp_path):
-    with socket.socket() as s:  # a port that was free a moment ago: nothing listens there
+    # a port that was free a moment ago: nothing listens there
+    with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     url = f"http://127.0.0.1:{port}/text8.zip"
@@ -142,7 +154,8 @@ def test_offline_gives_clear_message_without_urllib_chain(tmp_path):
     msg = str(err.value)
     assert msg.startswith(f"could not download {url}: ") and "path=" in msg
     assert str(tmp_path / "text8.zip") in msg  # says where to put the file by hand
-    assert err.value.__cause__ is None and err.value.__suppress_context__  # raised from None
+    assert (err.value.__cause__ is None
+            and err.value.__suppress_context__)  # raised from None
     assert os.listdir(tmp_path) == []
 
 
@@ -162,7 +175,8 @@ def test_wrong_local_path_is_clear(tmp_path):
 
 def test_local_file_with_bad_checksum(tmp_path):
     p = tmp_path / "text8"
-    p.write_text(TEXT[:-1] + ("a" if TEXT[-1] != "a" else "b"))  # same size, other content
+    # same size, other content
+    p.write_text(TEXT[:-1] + ("a" if TEXT[-1] != "a" else "b"))
     with pytest.raises(DataError, match="failed verification"):
         load_text8(p, **SIZES)
     z = tmp_path / "other.zip"
@@ -182,7 +196,7 @@ def test_default_cache_dir_env(monkeypatch, tmp_path):
     assert default_cache_dir() == Path.home() / ".cache" / "txl_mini"
 
 
-# --- vocabulary ------------------------------------------------------------------------------
+# --- vocabulary -----------------------------------------------------------------------
 
 def test_vocab_order_and_round_trip():
     v = CharVocab()
@@ -197,7 +211,8 @@ def test_vocab_order_and_round_trip():
 
 
 @pytest.mark.parametrize("text, char, pos", [("ab Cd", "C", 3), ("hello\n", "\n", 5),
-                                             ("caf\u00e9", "\u00e9", 3), ("x \u20ac", "\u20ac", 2)])
+                                             ("caf\u00e9", "\u00e9", 3),
+                                             ("x \u20ac", "\u20ac", 2)])
 def test_unknown_character_is_named_with_position(text, char, pos):
     with pytest.raises(ValueError) as err:
         CharVocab().encode(text)
@@ -207,12 +222,13 @@ def test_unknown_character_is_named_with_position(text, char, pos):
 def test_unknown_space_option_and_normalize():
     v = CharVocab()
     assert v.decode(v.encode("a\u20acB!", unknown="space")) == "a   "
-    assert normalize("Hello, World\u20ac") == "hello  world "  # same length, positions kept
+    # same length, positions kept
+    assert normalize("Hello, World\u20ac") == "hello  world "
     with pytest.raises(ValueError):
         v.encode("a", unknown="drop")
 
 
-# --- batching and segments -------------------------------------------------------------------
+# --- batching and segments ------------------------------------------------------------
 
 def test_batchify_makes_contiguous_streams():
     tokens = torch.arange(103)
@@ -224,7 +240,8 @@ def test_batchify_makes_contiguous_streams():
         batchify(torch.arange(5), 4)
 
 
-@pytest.mark.parametrize("T, L", [(25, 5), (26, 5), (27, 5), (10, 20), (2, 1), (100, 7)])
+@pytest.mark.parametrize("T, L", [(25, 5), (26, 5), (27, 5), (10, 20), (2, 1),
+                                  (100, 7)])
 def test_segments_are_contiguous_and_score_every_target_once(T, L):
     B = 3
     streams = torch.arange(B * T).view(B, T)  # each value is its own global position
@@ -235,24 +252,27 @@ def test_segments_are_contiguous_and_score_every_target_once(T, L):
         assert x.shape == y.shape and x.shape[0] == B
         assert x.shape[1] == L or k == len(segs) - 1  # only the last may be shorter
         assert torch.equal(y, x + 1)  # y is x shifted by one inside each stream
-        if k + 1 < len(segs):  # the last target of k is the first input of k+1, every stream
+        # the last target of k is the first input of k+1, every stream
+        if k + 1 < len(segs):
             assert torch.equal(y[:, -1], segs[k + 1][0][:, 0])
         seen.append(y)
     targets = torch.cat(seen, dim=1)  # (B, T-1)
     assert torch.equal(targets, streams[:, 1:])  # every position 1..T-1 once, in order
 
 
-# --- offline corpus --------------------------------------------------------------------------
+# --- offline corpus -------------------------------------------------------------------
 
 def test_offline_corpus_is_deterministic_and_in_alphabet():
     a = make_offline_corpus(20_000, seed=1)
     assert a.text == make_offline_corpus(20_000, seed=1).text and a.deps == \
         make_offline_corpus(20_000, seed=1).deps
     assert a.text != make_offline_corpus(20_000, seed=2).text
-    assert len(a.text) == 20_000 and set(a.text) <= set(TEXT8_CHARS) and "  " not in a.text
+    assert (len(a.text) == 20_000 and set(a.text) <= set(TEXT8_CHARS)
+            and "  " not in a.text)
     assert a.name == "offline" and "20,000" in repr(a)
     words = a.text.split()
-    assert len(set(words)) > 100 and sum(map(len, words)) / len(words) < 8  # words, not noise
+    assert (len(set(words)) > 100
+            and sum(map(len, words)) / len(words) < 8)  # words, not noise
 
 
 def test_planted_dependencies_read_back_at_their_distance():
@@ -280,7 +300,8 @@ def test_single_distance_windows_and_splits():
     assert [len(p.text) for p in parts] == [36_000, 2_000, 2_000]
     for p in parts:  # re-based dependencies still read back inside each split
         for d in p.deps:
-            assert p.text[d.cue:d.cue + d.length] == p.text[d.target:d.target + d.length]
+            assert (p.text[d.cue:d.cue + d.length]
+                    == p.text[d.target:d.target + d.length])
     assert len(parts[1].deps) > 0
     s = offline_splits(40_000, seed=3, distances=300)
     assert isinstance(s, Splits) and s.name == "offline" and s.valid == parts[1].text
@@ -288,12 +309,14 @@ def test_single_distance_windows_and_splits():
         make_offline_corpus(1000, distances=(8,))
 
 
-# --- CLI -------------------------------------------------------------------------------------
+# --- CLI ------------------------------------------------------------------------------
 
 def _cli(*argvs):
-    """Run several `python -m txl_mini data` commands at once (each pays torch's import time)."""
-    procs = [subprocess.Popen([sys.executable, "-m", "txl_mini", "data", *map(str, a)], cwd=REPO,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    """Run several `python -m txl_mini data` commands at once (each pays torch's import
+    time)."""
+    procs = [subprocess.Popen([sys.executable, "-m", "txl_mini", "data", *map(str, a)],
+                              cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True)
              for a in argvs]
     return [(p.wait(timeout=60), p.stdout.read(), p.stderr.read()) for p in procs]
 
@@ -301,14 +324,15 @@ def _cli(*argvs):
 def test_cli_smoke_in_a_subprocess(tmp_path):
     out, deps = tmp_path / "offline.txt", tmp_path / "deps.tsv"
     (rc, stdout, stderr), (bad_rc, _, bad_err) = _cli(
-        ("offline", "--chars", 20_000, "--seed", 3, "--distances", "64,300", "--out", out,
-         "--deps-out", deps),
+        ("offline", "--chars", 20_000, "--seed", 3, "--distances", "64,300",
+         "--out", out, "--deps-out", deps),
         ("text8", "--path", tmp_path / "missing.zip"))
     assert rc == 0, stderr
     c = make_offline_corpus(20_000, seed=3, distances=(64, 300))
     assert out.read_text() == c.text
     assert len(deps.read_text().splitlines()) == len(c.deps) + 1
-    assert "distance 300" in stdout and sorted(os.listdir(tmp_path)) == ["deps.tsv", "offline.txt"]
+    assert ("distance 300" in stdout
+            and sorted(os.listdir(tmp_path)) == ["deps.tsv", "offline.txt"])
     # a bad path: nonzero exit, one line on stderr that says what failed, no traceback
     assert bad_rc == 1 and "Traceback" not in bad_err
     assert len(bad_err.strip().splitlines()) == 1 and "no such file" in bad_err
@@ -320,7 +344,8 @@ def test_cli_in_process(tmp_path, capsys):
     assert main(["stats", str(out)]) == 0 and "5,000 chars" in capsys.readouterr().out
     assert main(["stats", str(tmp_path / "nope")]) == 1
     bad = tmp_path / "x"
-    assert main(["offline", "--chars", "100", "--distances", "8", "--out", str(bad)]) == 1
+    assert main(["offline", "--chars", "100", "--distances", "8",
+                 "--out", str(bad)]) == 1
     err = capsys.readouterr().err
     assert err.count("error:") == 2 and "Traceback" not in err and not bad.exists()
     with pytest.raises(SystemExit) as ex:  # argparse: usage error, exit status 2

@@ -7,8 +7,13 @@ import zipfile
 import pytest
 import torch
 
-from txl_mini.checkpoint import (CheckpointError, CheckpointNotFound, load_checkpoint,
-                                 read_checkpoint, save_checkpoint)
+from txl_mini.checkpoint import (
+    CheckpointError,
+    CheckpointNotFound,
+    load_checkpoint,
+    read_checkpoint,
+    save_checkpoint,
+)
 from txl_mini.config import preset
 from txl_mini.model import TransformerXL, VanillaTransformer
 

@@ -1,4 +1,5 @@
-"""python -m txl_mini train: exact resume, interrupts, NaN stop, run directory, bad inputs."""
+"""python -m txl_mini train: exact resume, interrupts, NaN stop, run directory, bad
+inputs."""
 
 import json
 import os
@@ -10,9 +11,9 @@ import time
 import pytest
 import torch
 
+from txl_mini.checkpoint import load_checkpoint, read_checkpoint
 from txl_mini.cli import run, rundir
 from txl_mini.cli.train import main as train_main
-from txl_mini.checkpoint import load_checkpoint, read_checkpoint
 
 torch.set_num_threads(1)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -22,15 +23,17 @@ WORDS = "the cat sat on a mat while seven dogs ran far away from home and back a
 @pytest.fixture
 def text(tmp_path):
     path = tmp_path / "corpus.txt"
-    path.write_text((WORDS * 40)[:2000])  # 1,800 train chars: 16 streams x 112, 14 segments
+    # 1,800 train chars: 16 streams x 112, 14 segments
+    path.write_text((WORDS * 40)[:2000])
     return str(path)
 
 
 def base(text, run_dir, steps=16):
-    return ["--preset", "tiny", "--corpus", "offline", "--path", text, "--steps", str(steps),
-            "--batch-size", "16", "--warmup", "3", "--lr", "3e-3", "--dropout", "0.1",
-            "--log-every", "1", "--eval-every", "5", "--eval-chars", "60", "--save-every", "100",
-            "--threads", "1", "--quiet", "--run-dir", str(run_dir)]
+    return ["--preset", "tiny", "--corpus", "offline", "--path", text,
+            "--steps", str(steps), "--batch-size", "16", "--warmup", "3",
+            "--lr", "3e-3", "--dropout", "0.1", "--log-every", "1", "--eval-every", "5",
+            "--eval-chars", "60", "--save-every", "100", "--threads", "1", "--quiet",
+            "--run-dir", str(run_dir)]
 
 
 def losses(run_dir):
@@ -40,7 +43,8 @@ def losses(run_dir):
 
 
 def test_resume_is_bitwise_exact(tmp_path, text):
-    """16 steps straight == 8 steps, interrupt, resume 8 more: weights, Adam, logged losses."""
+    """16 steps straight == 8 steps, interrupt, resume 8 more: weights, Adam, logged
+    losses."""
     a, b = tmp_path / "a", tmp_path / "b"
     assert train_main(base(text, a)) == 0
     assert train_main(base(text, b), on_step=lambda s: s == 8) == 130
@@ -49,15 +53,18 @@ def test_resume_is_bitwise_exact(tmp_path, text):
     ca, cb = read_checkpoint(a / "last.pt"), read_checkpoint(b / "last.pt")
     for k, v in ca["state_dict"].items():
         assert torch.equal(v, cb["state_dict"][k]), k
-    for sa, sb in zip(ca["optimizer"]["state"].values(), cb["optimizer"]["state"].values()):
+    for sa, sb in zip(ca["optimizer"]["state"].values(),
+                      cb["optimizer"]["state"].values()):
         assert all(torch.equal(sa[k], sb[k]) for k in sa)
-    assert losses(a) == losses(b) and len(losses(a)) == 16 + 4  # 16 steps, 4 validations
+    assert (losses(a) == losses(b)
+            and len(losses(a)) == 16 + 4)  # 16 steps, 4 validations
     assert ca["extra"]["step"] == 16 and sorted(os.listdir(b)) == sorted(rundir.FILES)
 
 
 def test_best_checkpoint_and_meta(tmp_path, text):
     run_dir = tmp_path / "r"
-    assert train_main(base(text, run_dir, steps=6) + ["--out", str(tmp_path / "m.pt")]) == 0
+    assert train_main(base(text, run_dir, steps=6)
+                      + ["--out", str(tmp_path / "m.pt")]) == 0
     model, meta = load_checkpoint(run_dir / "best.pt")
     vals = [v for _, _, v in losses(run_dir) if v is not None]
     assert meta["best_val_bpc"] == min(vals) and meta["corpus"] == "offline"
@@ -73,9 +80,11 @@ def test_existing_run_dir_is_refused_unless_overwrite(tmp_path, text, capsys):
     assert train_main(base(text, run_dir, steps=2)) == 2
     err = capsys.readouterr().err
     assert "already exists" in err and "--overwrite" in err and err.count("\n") == 1
-    bad_path = ["--overwrite", "--path", str(tmp_path / "missing.txt")]  # fails after the dir check
+    # fails after the dir check
+    bad_path = ["--overwrite", "--path", str(tmp_path / "missing.txt")]
     assert train_main(base(text, run_dir, steps=3) + bad_path) == 1
-    assert read_checkpoint(run_dir / "last.pt")["extra"]["step"] == 2  # refused: old run intact
+    # refused: old run intact
+    assert read_checkpoint(run_dir / "last.pt")["extra"]["step"] == 2
     assert train_main(base(text, run_dir, steps=3) + ["--overwrite"]) == 0
     assert read_checkpoint(run_dir / "last.pt")["extra"]["step"] == 3
 
@@ -88,7 +97,8 @@ def test_resume_refuses_changed_settings(tmp_path, text, capsys):
     assert "drop --lr" in capsys.readouterr().err
 
 
-def test_nan_loss_stops_and_keeps_last_good_checkpoint(tmp_path, text, monkeypatch, capsys):
+def test_nan_loss_stops_and_keeps_last_good_checkpoint(tmp_path, text, monkeypatch,
+                                                       capsys):
     run_dir = tmp_path / "r"
     args = base(text, run_dir, steps=10)
     args[args.index("--save-every") + 1] = "3"
@@ -136,13 +146,17 @@ def test_sigint_saves_then_resume_finishes(tmp_path, text):
     assert line.startswith("SIGINT: saved") and f"--resume {run_dir}" in line
     step = read_checkpoint(run_dir / "last.pt")["extra"]["step"]
     assert 1 <= step < 100000
-    # finish quickly: the same run, resumed, continues from `step` (its settings are kept)
+    # finish quickly: the same run, resumed, continues from `step` (its settings are
+    # kept)
     cfg = json.loads((run_dir / "config.json").read_text())
     assert cfg["args"]["steps"] == 100000
-    proc = subprocess.Popen([sys.executable, "-m", "txl_mini", "train", "--resume", str(run_dir)],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-m", "txl_mini", "train",
+                             "--resume", str(run_dir)],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
     time.sleep(0.5)
-    while read_checkpoint(run_dir / "last.pt")["extra"]["step"] == step and proc.poll() is None:
+    while (read_checkpoint(run_dir / "last.pt")["extra"]["step"] == step
+           and proc.poll() is None):
         time.sleep(0.3)
         if len(losses(run_dir)) > step + step // 5 + 3:
             break
@@ -176,7 +190,8 @@ def test_bad_inputs_one_line_no_traceback(tmp_path, text, extra, words, capsys):
     run_dir = tmp_path / "r"
     try:
         code = train_main(base(text, run_dir) + extra)
-    except SystemExit as e:  # argparse's own errors (choices) exit 2 with usage + one line
+    except SystemExit as e:
+        # argparse's own errors (choices) exit 2 with usage + one line
         code = e.code
     err = capsys.readouterr().err
     assert code != 0 and words in err and "Traceback" not in err
@@ -199,7 +214,8 @@ def test_bad_output_locations(tmp_path, text, capsys):
 def test_cli_subprocess_bad_input_has_no_traceback(tmp_path):
     res = cli("--steps", "0", "--run-dir", str(tmp_path / "r"))
     assert res.returncode == 2 and "Traceback" not in res.stderr
-    assert res.stderr.strip() == "python -m txl_mini train: error: --steps must be >= 1, got 0"
+    assert res.stderr.strip() == (
+        "python -m txl_mini train: error: --steps must be >= 1, got 0")
 
 
 def test_help_shows_defaults(capsys):

@@ -71,7 +71,8 @@ def rel_shift(x: torch.Tensor) -> torch.Tensor:
 
 
 def naive_rel_term(q: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
-    """The naive way rel_shift replaces: q_i against R_{i-j}, gathered per (i, j) (ch. 5).
+    """The naive way rel_shift replaces: q_i against R_{i-j}, gathered per (i, j)
+    (ch. 5).
 
     q (B, L, H, D) queries, r (K, H, D) position keys in R's row order
     (distances K-1 ... 0). Returns (B, H, L, K); entries with j > M + i (negative

@@ -23,7 +23,8 @@ class TrainConfig:
     steps: int = 500  # optimizer updates; one update per segment
     batch_size: int = 16  # B parallel streams
     lr: float = 1e-3  # peak learning rate of Adam
-    warmup: int = 50  # linear warm-up steps, then cosine decay to 0 (as in the paper's code)
+    # linear warm-up steps, then cosine decay to 0 (as in the paper's code)
+    warmup: int = 50
     clip: float = 0.25  # gradient-norm clipping, the paper's value
     seed: int = 0  # parameter init, dropout and everything else random
 
@@ -37,22 +38,25 @@ def lr_at(step: int, tc: TrainConfig) -> float:
 
 
 class NonFiniteLoss(FloatingPointError):
-    """The loss of a step was NaN or infinite; raised before that step changes any weight."""
+    """The loss of a step was NaN or infinite; raised before that step changes any
+    weight."""
 
 
 def train_step(model, opt, x, y, mems, lr: float, clip: float, autocast=None,
                check_finite=False):
-    """One optimizer update on segment x -> y (B, L) with memory `mems`; returns ModelOutput.
+    """One optimizer update on segment x -> y (B, L) with memory `mems`; returns
+    ModelOutput.
 
-    With check_finite (True, or a function loss -> bool that all ranks agree on), a NaN/inf loss
-    raises NonFiniteLoss before backward, so the model and optimizer keep the last good state.
-    `autocast` is an optional context (bf16 on CUDA).
+    With check_finite (True, or a function loss -> bool that all ranks agree on), a
+    NaN/inf loss raises NonFiniteLoss before backward, so the model and optimizer keep
+    the last good state. `autocast` is an optional context (bf16 on CUDA).
     """
     for group in opt.param_groups:
         group["lr"] = lr
     with autocast if autocast is not None else contextlib.nullcontext():
         out = model(x, targets=y, mems=mems)
-    finite = check_finite if callable(check_finite) else lambda t: torch.isfinite(t).item()
+    finite = (check_finite if callable(check_finite)
+              else lambda t: torch.isfinite(t).item())
     if check_finite and not finite(out.loss.detach()):
         raise NonFiniteLoss(f"loss is {out.loss.item()}")
     opt.zero_grad(set_to_none=True)
@@ -62,13 +66,15 @@ def train_step(model, opt, x, y, mems, lr: float, clip: float, autocast=None,
     return out
 
 
-def train(model, tokens: torch.Tensor, tc: TrainConfig = TrainConfig(), progress: bool = True,
-          log_every: int = 0) -> list[float]:
-    """Train `model` on the token stream (N,) and return the training loss (nats) of every step.
+def train(model, tokens: torch.Tensor, tc: TrainConfig = TrainConfig(),
+          progress: bool = True, log_every: int = 0) -> list[float]:
+    """Train `model` on the token stream (N,) and return the training loss (nats) of
+    every step.
 
-    The stream is cut into B parallel streams and read segment after segment, so the memory a
-    TransformerXL carries from one step to the next is the true preceding text (chapter 3). When
-    the streams run out, reading starts again from the beginning with empty memory.
+    The stream is cut into B parallel streams and read segment after segment, so the
+    memory a TransformerXL carries from one step to the next is the true preceding text
+    (chapter 3). When the streams run out, reading starts again from the beginning with
+    empty memory.
     For long runs (checkpoints, resume, Ctrl-C) use `python -m txl_mini train`.
     """
     device = next(model.parameters()).device

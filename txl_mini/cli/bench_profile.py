@@ -1,20 +1,25 @@
-"""Where a training step's time goes, by torch.profiler: `python -m txl_mini bench --profile`.
+"""Where a training step's time goes, by torch.profiler:
+`python -m txl_mini bench --profile`.
 
-The bench's ratios say how fast; this says why (ch. 6). One training step (forward, backward,
-Adam) of each model is profiled and its time split into (op times are the profiler's
-CPU-side times: wall-clock on this thread, so other processes sharing the CPU inflate them):
+The bench's ratios say how fast; this says why (ch. 6). One training step (forward,
+backward, Adam) of each model is profiled and its time split into (op times are the
+profiler's CPU-side times: wall-clock on this thread, so other processes sharing the CPU
+inflate them):
 
-- linear: every nn.Linear / F.linear matmul with its bias (projections W_q, [W_ke; W_v],
-  W_kr R, W_o, the two feed-forward layers and the output softmax layer), forward and backward;
-- attention: everything else inside the attention module, which is the part the fast path
-  changes (the memory concatenation, scores (a)+(c) and (b)+(d), the shift, mask, softmax,
-  probabilities x values, the layout copies), forward and backward;
-- dropout (its random numbers included), layernorm, optimizer (Adam's step and zero_grad);
+- linear: every nn.Linear / F.linear matmul with its bias (projections W_q,
+  [W_ke; W_v], W_kr R, W_o, the two feed-forward layers and the output softmax layer),
+  forward and backward;
+- attention: everything else inside the attention module, which is the part the fast
+  path changes (the memory concatenation, scores (a)+(c) and (b)+(d), the shift, mask,
+  softmax, probabilities x values, the layout copies), forward and backward;
+- dropout (its random numbers included), layernorm, optimizer (Adam's step and
+  zero_grad);
 - other: embedding, loss, residual adds, ReLU, gradient accumulation, the memory update.
 
-A backward op is charged to the forward op that created it (the profiler's sequence number),
-so "attention" includes its gradients. By Amdahl's law, if the fast path made the attention
-part free, the readable step could get at most t_ref / (t_ref - attention_ref) times faster.
+A backward op is charged to the forward op that created it (the profiler's sequence
+number), so "attention" includes its gradients. By Amdahl's law, if the fast path made
+the attention part free, the readable step could get at most
+t_ref / (t_ref - attention_ref) times faster.
 """
 
 from __future__ import annotations
@@ -41,14 +46,16 @@ def _exit_label(mod, args, out):
 
 
 def _label_attention(model) -> list:
-    """Wrap every attention module's forward in a record_function label; returns the hooks."""
+    """Wrap every attention module's forward in a record_function label; returns the
+    hooks."""
     return [hook for m in model.modules() if isinstance(m, MultiHeadAttention)
             for hook in (m.register_forward_pre_hook(_enter_label),
                          m.register_forward_hook(_exit_label))]
 
 
 def _forward_category(ev) -> str:
-    """Category of a forward op: from its top-level op's name and the labels above it."""
+    """Category of a forward op: from its top-level op's name and the labels above
+    it."""
     chain = []
     while ev is not None:
         chain.append(ev.name)
@@ -67,9 +74,11 @@ def _forward_category(ev) -> str:
 
 def _categorise(events) -> dict:
     """Seconds per category, from the top-level events of one profiled step."""
-    seq = {}  # forward sequence number -> category of the op that made the autograd node
+    # forward sequence number -> category of the op that made the autograd node
+    seq = {}
+    autograd_prefixes = ("autograd::", "torch::autograd")
     for ev in events:
-        if ev.sequence_nr >= 0 and not ev.name.startswith(("autograd::", "torch::autograd")) \
+        if ev.sequence_nr >= 0 and not ev.name.startswith(autograd_prefixes) \
                 and "Backward" not in ev.name:
             seq.setdefault(ev.sequence_nr, _forward_category(ev))
     out = dict.fromkeys(CATEGORIES, 0.0)
@@ -96,14 +105,15 @@ def _categorise(events) -> dict:
 def profile_step(cfg, batch: int, device, progress: bool = False) -> dict:
     """{model: {category: seconds, "step_s": traced wall seconds of the step}}.
 
-    One training step per model of `training_models(cfg)`, after two untimed warm-up steps
-    (memory full, caches and allocator settled). Meant for one thread on a CPU: on a GPU the
-    CPU times would be kernel launches, not kernels.
+    One training step per model of `training_models(cfg)`, after two untimed warm-up
+    steps (memory full, caches and allocator settled). Meant for one thread on a CPU: on
+    a GPU the CPU times would be kernel launches, not kernels.
     """
     res = {}
     for name, (model, _) in tqdm(training_models(cfg).items(), desc="profile",
                                  disable=not progress):
-        tr = Trainer(model, cfg, batch, device, nullcontext, False)  # no autocast on a CPU
+        # no autocast on a CPU
+        tr = Trainer(model, cfg, batch, device, nullcontext, False)
         for _ in range(2):
             tr.step()
         hooks = _label_attention(tr.model)
@@ -119,19 +129,23 @@ def profile_step(cfg, batch: int, device, progress: bool = False) -> dict:
 
 
 def format_profile(prof: dict) -> str:
-    """Shares of the traced step time per category, one row per model, and Amdahl's bound.
+    """Shares of the traced step time per category, one row per model, and Amdahl's
+    bound.
 
-    "untraced" is step time outside every op (Python between ops, the profiler's own cost).
+    "untraced" is step time outside every op (Python between ops, the profiler's own
+    cost).
     """
     lines = ["where one training step's time goes (torch.profiler, share of the step):",
              f"{'model':<13}{'step s':>7}" + "".join(f"{c[:9]:>10}" for c in CATEGORIES)
              + f"{'untraced':>9}"]
     for name, p in prof.items():
         t = p["step_s"]
-        lines.append(f"{name:<13}{t:>7.2f}" + "".join(f"{p[c] / t:>10.1%}" for c in CATEGORIES)
+        shares = "".join(f"{p[c] / t:>10.1%}" for c in CATEGORIES)
+        lines.append(f"{name:<13}{t:>7.2f}" + shares
                      + f"{1 - sum(p[c] for c in CATEGORIES) / t:>9.1%}")
     if "xl_readable" in prof:
         r = prof["xl_readable"]
-        lines.append("Amdahl: with a free attention part the readable step could get at most "
+        lines.append("Amdahl: with a free attention part the readable step could get "
+                     "at most "
                      f"{r['step_s'] / (r['step_s'] - r['attention']):.2f}x faster")
     return "\n".join(lines)

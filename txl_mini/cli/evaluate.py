@@ -12,9 +12,19 @@ from ..checkpoint import CheckpointError, load_checkpoint
 from ..data import CORPORA, OFFLINE_CHARS, load_corpus_split
 from ..evaluate import evaluate_segments, evaluate_sliding_window
 from ..text8 import DataError
-from .options import (DEVICES, HelpFormatter, UsageError, check_at_least,
-                      check_clamp_len, check_memory, check_threads, checkpoint_path,
-                      fail, interrupted, pick_device)
+from .options import (
+    DEVICES,
+    HelpFormatter,
+    UsageError,
+    check_at_least,
+    check_clamp_len,
+    check_memory,
+    check_threads,
+    checkpoint_path,
+    fail,
+    interrupted,
+    pick_device,
+)
 
 PROG = "python -m txl_mini evaluate"
 

@@ -1,8 +1,9 @@
 """Peak memory of a stretch of code, for `python -m txl_mini bench` (ch. 6).
 
-torch.cuda.max_memory_allocated on CUDA; on a CPU the process's peak resident set (VmHWM,
-reset through /proc/self/clear_refs after malloc_trim at each `reset()`). "rise" is the peak
-minus what was in use when the measurement began (`PeakMemory.base`).
+torch.cuda.max_memory_allocated on CUDA; on a CPU the process's peak resident set
+(VmHWM, reset through /proc/self/clear_refs after malloc_trim at each `reset()`).
+"rise" is the peak minus what was in use when the measurement began
+(`PeakMemory.base`).
 """
 
 from __future__ import annotations
@@ -11,15 +12,18 @@ import torch
 
 
 class PeakMemory:
-    """Peak memory of a stretch of code, in MiB: CUDA allocator peak, or peak RSS on a CPU."""
+    """Peak memory of a stretch of code, in MiB: CUDA allocator peak, or peak RSS on a
+    CPU."""
 
     def __init__(self, device: torch.device):
         self.device = device
 
     def reset(self) -> None:
         if self.device.type == "cpu":
-            _malloc_trim()  # hand freed memory back first, so that RSS is what is in use
-        self.base = self._now()  # what was already in use: peak - base is this stretch's rise
+            # hand freed memory back first, so that RSS is what is in use
+            _malloc_trim()
+        # what was already in use: peak - base is this stretch's rise
+        self.base = self._now()
         if self.device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(self.device)
         else:

@@ -14,7 +14,6 @@ import os
 import tempfile
 from contextlib import contextmanager
 
-
 from ..files import TEMP_SUFFIX, atomic_path, remove_stale_temps
 from .lock import LOCK_NAME, RunLock
 from .options import UsageError

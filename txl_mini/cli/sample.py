@@ -14,8 +14,16 @@ from ..checkpoint import CheckpointError, load_checkpoint
 from ..data import CharVocab
 from ..model import VanillaTransformer
 from ..sample import generate
-from .options import (DEVICES, HelpFormatter, UsageError, check_seed,
-                      checkpoint_path, fail, interrupted, pick_device)
+from .options import (
+    DEVICES,
+    HelpFormatter,
+    UsageError,
+    check_seed,
+    checkpoint_path,
+    fail,
+    interrupted,
+    pick_device,
+)
 
 PROG = "python -m txl_mini sample"
 

@@ -19,25 +19,30 @@ from ..config import PRESETS, preset
 from ..data import CORPORA, MAX_OFFLINE_CHARS, OFFLINE_CHARS
 from ..text8 import DataError
 from ..train import TrainConfig
+from . import rundir, stop
 from .corpus import load_corpus
 from .ddp import any_rank, rank_world
-from .options import (DEVICES, HelpFormatter, UsageError, check_at_least,
-                      check_memory, check_positive_finite, check_seed,
-                      check_threads, fail, pick_device,
-                      preset_help)
+from .options import (
+    DEVICES,
+    HelpFormatter,
+    UsageError,
+    check_at_least,
+    check_memory,
+    check_positive_finite,
+    check_seed,
+    check_threads,
+    fail,
+    pick_device,
+    preset_help,
+)
 from .resume import Finished, read_last, restore_options
 from .run import Run, RunError
-from .rundir import (clear_run_dir, prepare_run_dir, remove_created,
-                     rewrite_metrics, write_json)
-from .stop import (Abort, Stop, exit_code, install_signal_handlers,
-                   restore_signal_handlers)
 
 PROG = "python -m txl_mini train"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog=PROG, formatter_class=HelpFormatter,
+    p = argparse.ArgumentParser(prog=PROG, formatter_class=HelpFormatter,
         description="Train a char-level Transformer-XL (or the vanilla baseline) with "
         "checkpoints, exact resume and clean Ctrl-C. Several GPUs: "
         "torchrun --nproc_per_node N -m txl_mini train ...")
@@ -92,10 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def check_values(args) -> None:
     """Sizes and values, each against its own rule, before anything is built."""
-    check_at_least(args, {
-        "steps": 1, "batch_size": 1, "warmup": 0, "eval_every": 0, "eval_chars": 2,
-        "save_every": 1, "log_every": 1, "offline_chars": 1000, "seg_len": 1,
-        "mem_len": 0, "pause_at": 1})
+    check_at_least(args, {"steps": 1, "batch_size": 1, "warmup": 0, "eval_every": 0,
+        "eval_chars": 2, "save_every": 1, "log_every": 1, "offline_chars": 1000,
+        "seg_len": 1, "mem_len": 0, "pause_at": 1})
     check_positive_finite(args, ("lr", "clip"))
     check_seed(args.seed)
     check_threads(args.threads)
@@ -154,7 +158,7 @@ def main(argv=None, on_step=None) -> int:
         refused = None
         if rank == 0:
             try:
-                lock = prepare_run_dir(args, created)
+                lock = rundir.prepare_run_dir(args, created)
             except UsageError as e:
                 refused = e
         if any_rank(refused is not None, device):  # all ranks stop together
@@ -168,28 +172,28 @@ def main(argv=None, on_step=None) -> int:
         tc = TrainConfig(steps=args.steps, batch_size=args.batch_size, lr=args.lr,
                          warmup=args.warmup, clip=args.clip, seed=args.seed)
         if args.overwrite and not args.resume and rank == 0:
-            clear_run_dir(args.run_dir)
+            rundir.clear_run_dir(args.run_dir)
         run = Run(args, cfg, tc, tokens, valid, corpus, device, args.vanilla, last)
         if rank == 0:
             _announce(args, run, corpus, tokens, device, world)
         stop_flag: dict = {}
-        old = install_signal_handlers(stop_flag)
+        old = stop.install_signal_handlers(stop_flag)
         try:
             run.train(stop_flag, on_step)
         finally:
-            restore_signal_handlers(old)
+            stop.restore_signal_handlers(old)
         if rank == 0:
             _summary(args, run, valid)
         return 0
     except Finished as e:
         return fail(PROG, str(e), 0)
-    except Stop as e:
+    except stop.Stop as e:
         if rank_world()[0] == 0:
             print(str(e), file=sys.stderr if e.code == 1 else sys.stdout, flush=True)
         return e.code
-    except Abort as e:
+    except stop.Abort as e:
         return fail(PROG, f"{e.name} again: stopped at once without saving; the "
-                    "last checkpoint written is kept", exit_code(e.name))
+                    "last checkpoint written is kept", stop.exit_code(e.name))
     except KeyboardInterrupt:
         _clean_up(lock, created)
         return fail(PROG, "interrupted before training started; nothing was saved", 130)
@@ -218,7 +222,7 @@ def _release(lock) -> None:
 def _clean_up(lock, created: list) -> None:
     """A run that failed before it trained: unlock, then remove what it made."""
     _release(lock)
-    remove_created(created)
+    rundir.remove_created(created)
 
 
 def _summary(args, run, valid) -> None:
@@ -233,12 +237,11 @@ def _summary(args, run, valid) -> None:
 def _announce(args, run, corpus, tokens, device, world) -> None:
     """config.json (a new run) or the trimmed metrics (a resumed one), and one line."""
     if args.resume:
-        rewrite_metrics(run.dir, run.history)
+        rundir.rewrite_metrics(run.dir, run.history)
     else:
-        write_json(os.path.join(run.dir, "config.json"),
-                   {"args": vars(args), "model": asdict(run.model.cfg),
-                    "model_class": type(run.model).__name__, "corpus": corpus,
-                    "world_size": world})
+        rundir.write_json(os.path.join(run.dir, "config.json"), {"args": vars(args),
+            "model": asdict(run.model.cfg), "model_class": type(run.model).__name__,
+            "corpus": corpus, "world_size": world})
     where = f" ({args.path})" if args.path else ""
     again = f"; resuming at step {run.step}" if args.resume else ""
     print(f"corpus: {args.corpus}{where}, {len(tokens):,} training chars; device: "
