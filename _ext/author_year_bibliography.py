@@ -3,7 +3,8 @@
 The citations in the text are author-year ({cite:p} -> (Dai et al., 2019), set by
 `bibtex_reference_style: author_year` in _config.yml), but pybtex's bibliography styles
 label entries alphabetically ([DYY+19]) or by number ([1]). This registers a pybtex
-formatting style, "author_year", whose labels read like the citations: [Dai et al., 2019].
+formatting style, "author_year", whose labels read like the citations:
+[Dai et al., 2019].
 _config.yml loads this file (sphinx.local_extensions) and selects the style with
 `bibtex_default_style: author_year`.
 """

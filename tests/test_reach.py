@@ -14,7 +14,7 @@ from txl_mini.reach import reach
 
 @torch.no_grad()
 def measured_changes(n_layer, seg_len, mem_len, n_segments, init_std=0.3, **changes):
-    """change[p, q] = max |change of the logits at q| when the input at p changes: (T, T).
+    """change[p, q] = max |change of the logits at q| when input p changes: (T, T).
 
     A real TransformerXL in float64, eval mode, dropout 0, reads the stream segment by
     segment carrying its memory: once as drawn, and once for every p with character p
