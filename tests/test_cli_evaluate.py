@@ -6,6 +6,7 @@ import os
 
 import pytest
 import torch
+from cli_text import words
 
 from txl_mini.checkpoint import save_checkpoint
 from txl_mini.cli import evaluate
@@ -14,14 +15,13 @@ from txl_mini.config import preset
 from txl_mini.model import VanillaTransformer
 
 torch.set_num_threads(1)
-WORDS = "the cat sat on a mat while seven dogs ran far away from home and back again "
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("eval")
     text = tmp / "corpus.txt"
-    text.write_text((WORDS * 60)[:4000])  # valid split: 200 chars
+    text.write_text(words(4000))  # valid split: 200 chars
     assert train_main(["--preset", "tiny", "--path", str(text), "--steps", "4",
                         "--batch-size", "4", "--warmup", "1", "--eval-chars", "50",
                         "--threads", "1", "--quiet", "--run-dir", str(tmp / "r")]) == 0

@@ -14,19 +14,19 @@ import time
 
 import pytest
 import torch
+from cli_text import words
 
 from txl_mini.checkpoint import read_checkpoint
 from txl_mini.cli import run
 from txl_mini.cli.train import main as train_main
 
 torch.set_num_threads(1)
-WORDS = "the cat sat on a mat while seven dogs ran far away from home and back again "
 
 
 @pytest.fixture
 def text(tmp_path):
     path = tmp_path / "corpus.txt"
-    path.write_text((WORDS * 100)[:6000])  # valid: 300 chars, 5 segments at batch 8
+    path.write_text(words(6000))  # valid: 300 chars, 5 segments at batch 8
     return str(path)
 
 

@@ -14,6 +14,7 @@ import time
 
 import pytest
 import torch
+from cli_text import words
 
 from txl_mini.checkpoint import read_checkpoint
 from txl_mini.cli import rundir
@@ -23,13 +24,12 @@ from txl_mini.files import atomic_path
 
 torch.set_num_threads(1)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-WORDS = "the cat sat on a mat while seven dogs ran far away from home and back again "
 
 
 @pytest.fixture
 def text(tmp_path):
     path = tmp_path / "corpus.txt"
-    path.write_text((WORDS * 40)[:2000])
+    path.write_text(words(2000))
     return str(path)
 
 

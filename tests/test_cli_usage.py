@@ -12,6 +12,7 @@ import sys
 
 import pytest
 import torch
+from cli_text import WORDS, words
 
 from txl_mini.checkpoint import load_checkpoint, save_checkpoint
 from txl_mini.cli import COMMANDS
@@ -24,14 +25,13 @@ from txl_mini.model import VanillaTransformer
 
 torch.set_num_threads(1)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-WORDS = "the cat sat on a mat while seven dogs ran far away from home and back again "
 
 
 @pytest.fixture(scope="module")
 def ckpts(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("usage")
     text = tmp / "corpus.txt"
-    text.write_text((WORDS * 60)[:4000])
+    text.write_text(words(4000))
     assert train_main(["--preset", "tiny", "--path", str(text), "--steps", "4",
                        "--batch-size", "4", "--warmup", "1", "--eval-chars", "50",
                        "--threads", "1", "--quiet", "--run-dir", str(tmp / "r")]) == 0
@@ -148,7 +148,7 @@ def test_ctrl_c_is_one_line(ckpts, command):
             else ["--chars", "100000000"])
     text = ckpts / "long.txt"
     if command == "evaluate":
-        text.write_text(WORDS * 50000)  # minutes of evaluation at batch 1
+        text.write_text(words(50000 * len(WORDS)))  # minutes of evaluation at batch 1
         args += ["--path", str(text), "--quiet"]
     proc = subprocess.Popen([sys.executable, "-m", "txl_mini", command,
                              str(ckpts / "r"), *args], env=env, text=True,

@@ -10,13 +10,13 @@ import time
 import pytest
 import torch
 import torch.distributed as dist
+from cli_text import words
 
 from txl_mini.checkpoint import read_checkpoint
 from txl_mini.cli.train import main as train_main
 
 torch.set_num_threads(1)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-WORDS = "the cat sat on a mat while seven dogs ran far away from home and back again "
 pytestmark = pytest.mark.skipif(not dist.is_available() or not dist.is_gloo_available(),
                                 reason="torch.distributed with gloo is not available")
 
@@ -46,7 +46,7 @@ def assert_close(a, b, tol):
 
 def test_two_ranks_equal_one_process_and_resume(tmp_path):
     text = tmp_path / "corpus.txt"
-    text.write_text((WORDS * 40)[:3000])
+    text.write_text(words(3000))
     assert train_main(args(text, tmp_path / "one", 1)) == 0
     res = torchrun(*args(text, tmp_path / "ddp", 1))
     assert res.returncode == 0, res.stderr[-3000:]
@@ -73,7 +73,7 @@ def test_sigterm_to_torchrun_prints_the_stop_line_once(tmp_path):
     """Issue 20, item 11: every rank stops and saves, only rank 0 says so. (torchrun
     itself then raises its own SignalException; that traceback is its code's.)"""
     text = tmp_path / "corpus.txt"
-    text.write_text((WORDS * 40)[:3000])
+    text.write_text(words(3000))
     run_dir = tmp_path / "r"
     env = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1")
     proc = subprocess.Popen([sys.executable, "-m", "torch.distributed.run",

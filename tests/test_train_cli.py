@@ -10,6 +10,7 @@ import time
 
 import pytest
 import torch
+from cli_text import words
 
 from txl_mini.checkpoint import load_checkpoint, read_checkpoint
 from txl_mini.cli import run, rundir
@@ -17,14 +18,13 @@ from txl_mini.cli.train import main as train_main
 
 torch.set_num_threads(1)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-WORDS = "the cat sat on a mat while seven dogs ran far away from home and back again "
 
 
 @pytest.fixture
 def text(tmp_path):
     path = tmp_path / "corpus.txt"
     # 1,800 train chars: 16 streams x 112, 14 segments
-    path.write_text((WORDS * 40)[:2000])
+    path.write_text(words(2000))
     return str(path)
 
 
@@ -202,13 +202,13 @@ def test_bad_inputs_one_line_no_traceback(tmp_path, text, extra, words, capsys):
 def test_bad_output_locations(tmp_path, text, capsys):
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    for args, words in [(["--run-dir", str(blocker)], "is a file"),
+    for args, said in [(["--run-dir", str(blocker)], "is a file"),
                         (["--run-dir", str(blocker / "sub")], "cannot write"),
                         (["--out", str(tmp_path)], "is a directory"),
                         (["--resume", str(tmp_path / "nope")], "no config.json")]:
         code = train_main(base(text, tmp_path / "r") + args)
         err = capsys.readouterr().err
-        assert code == 2 and words in err and err.count("\n") == 1, err
+        assert code == 2 and said in err and err.count("\n") == 1, err
 
 
 def test_cli_subprocess_bad_input_has_no_traceback(tmp_path):
