@@ -229,7 +229,7 @@ def test_autocast_bf16_runs_and_keeps_its_position_table():
 def test_same_length_predictions_do_not_depend_on_segment_length():
     """With same_length every query sees its last mem_len keys, so how a stream is cut
     into segments does not change any prediction: the cached path may run its own L
-    (txl_mini.speed_kv times it so). Without same_length it would (the last check)."""
+    (a Table 9 timing may run it so). Without same_length it would (the last check)."""
     x = torch.randint(0, 27, (2, 24), generator=torch.Generator().manual_seed(5))
 
     def logits(model, L, cached):
