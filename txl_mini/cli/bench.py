@@ -32,8 +32,15 @@ from ..files import atomic_path
 from .bench_eval import EVAL_LENS, bench_eval, memory_flatness
 from .bench_profile import format_profile, profile_step
 from .bench_train import bench_training, matmul_flops, train_config
-from .options import (HelpFormatter, UsageError, check_at_least, check_threads, fail,
-                      interrupted, pick_device)
+from .options import (
+    HelpFormatter,
+    UsageError,
+    check_at_least,
+    check_threads,
+    fail,
+    interrupted,
+    pick_device,
+)
 
 PROG = "python -m txl_mini bench"
 
