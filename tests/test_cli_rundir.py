@@ -14,7 +14,6 @@ import time
 
 import pytest
 import torch
-from cli_text import words
 
 from txl_mini.checkpoint import read_checkpoint
 from txl_mini.cli import rundir
@@ -24,13 +23,6 @@ from txl_mini.files import atomic_path
 
 torch.set_num_threads(1)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-@pytest.fixture
-def text(tmp_path):
-    path = tmp_path / "corpus.txt"
-    path.write_text(words(2000))
-    return str(path)
 
 
 def base(text, run_dir, steps=6):

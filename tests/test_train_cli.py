@@ -10,7 +10,6 @@ import time
 
 import pytest
 import torch
-from cli_text import words
 
 from txl_mini.checkpoint import load_checkpoint, read_checkpoint
 from txl_mini.cli import run, rundir
@@ -18,14 +17,6 @@ from txl_mini.cli.train import main as train_main
 
 torch.set_num_threads(1)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-@pytest.fixture
-def text(tmp_path):
-    path = tmp_path / "corpus.txt"
-    # 1,800 train chars: 16 streams x 112, 14 segments
-    path.write_text(words(2000))
-    return str(path)
 
 
 def base(text, run_dir, steps=16):
