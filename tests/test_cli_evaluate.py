@@ -102,3 +102,16 @@ def test_truncated_checkpoint(run, tmp_path, capsys):
     code, _, err = ev(capsys, path)
     assert (code == 1 and "truncated" in err and str(path) in err
             and err.count("\n") == 1)
+
+
+def test_xl_evaluates_through_the_key_value_cache_with_the_same_bpc(run, capsys):
+    """The cache is on by default for Transformer-XL and --no-cache turns it off; the
+    two give the same bpc (float32 rounding), also with same_length and clamp_len."""
+    for extra in ([], ["--same-length", "--clamp-len", "5", "--mem-len", "12"]):
+        cached = json.loads(ev(capsys, run / "r", "--json", *extra)[1])
+        plain = json.loads(ev(capsys, run / "r", "--json", "--no-cache", *extra)[1])
+        assert (cached["cache"], plain["cache"]) == (True, False)
+        assert cached["n_tokens"] == plain["n_tokens"]
+        assert cached["bpc"] == pytest.approx(plain["bpc"], abs=1e-6)
+    vanilla = json.loads(ev(capsys, run / "vanilla.pt", "--json", "--chars", "40")[1])
+    assert vanilla["cache"] is False  # the sliding window has nothing to cache

@@ -16,6 +16,7 @@ import torch.nn.functional as F
 from tqdm import tqdm  # plain text bars: no widget warnings in notebooks
 
 from .data import batchify, iter_segments, n_segments
+from .kv_cache import forward_cached
 
 
 @dataclass
@@ -63,8 +64,8 @@ def _device(model) -> torch.device:
 def evaluate_segments(model, tokens: torch.Tensor, seg_len: Optional[int] = None,
                       batch_size: int = 1, mem_len: Optional[int] = None,
                       progress: bool = False,
-                      on_segment: Optional[Callable[[int, int], bool]] = None
-                      ) -> EvalResult:
+                      on_segment: Optional[Callable[[int, int], bool]] = None,
+                      cache: bool = False) -> EvalResult:
     """Score `tokens` (N,) segment by segment, memory carried between them (ch. 1, 6).
 
     For TransformerXL every segment sees the previous segments' states through memory
@@ -74,6 +75,8 @@ def evaluate_segments(model, tokens: torch.Tensor, seg_len: Optional[int] = None
     With batch_size B the stream is cut into B parallel streams; token_nats.reshape(-1)
     lines up with tokens[:B * (N // B)]. `on_segment(done, total)` is called after
     each segment; if it returns True the evaluation raises EvaluationStopped.
+    cache=True (TransformerXL) keeps each layer's projected keys and values instead of
+    its states (txl_mini.kv_cache): the same numbers, each state projected once.
     """
     model.eval()
     start = time.perf_counter()
@@ -82,13 +85,17 @@ def evaluate_segments(model, tokens: torch.Tensor, seg_len: Optional[int] = None
     # (B, T); t = 0 has no context
     token_nats = torch.full(streams.shape, float("nan"))
     scored = torch.zeros(streams.shape, dtype=torch.bool)  # (B, T)
-    mems, t = None, 1
+    mems, kv, t = None, None, 1
     kwargs = {} if mem_len is None else {"mem_len": mem_len}
     total = n_segments(streams.shape[1], L)
     for k, (x, y) in enumerate(tqdm(iter_segments(streams, L), disable=not progress,
                                     desc="segments", total=total)):
-        out = model(x, mems=mems, **kwargs)
-        mems = out.mems
+        if cache:  # the memory as projected keys and values (chapter 6)
+            out = forward_cached(model, x, kv, **kwargs)
+            kv = out.cache
+        else:
+            out = model(x, mems=mems, **kwargs)
+            mems = out.mems
         # (B, l)
         nats = F.cross_entropy(out.logits.transpose(1, 2), y, reduction="none")
         token_nats[:, t:t + y.shape[1]] = nats.float().cpu()

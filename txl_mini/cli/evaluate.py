@@ -60,6 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-size", type=int, default=1,
                    help="B parallel streams (sliding: windows at once; 1 means 64 "
                    "windows); --batch-size 8 is about 10x faster than 1 on a CPU")
+    p.add_argument("--no-cache", action="store_true",
+                   help="Transformer-XL: re-project the memory every segment instead "
+                   "of keeping its keys and values (the same bpc, slower)")
     p.add_argument("--device", default="auto", choices=DEVICES,
                    help="auto: cuda, else mps, else cpu")
     p.add_argument("--threads", type=int, default=None,
@@ -143,8 +146,12 @@ def _main(args) -> int:
     except (CheckpointError, OSError, ValueError, DataError) as e:
         return fail(PROG, f"error: {e}", 1)
     show = not (args.quiet or args.json)
+    # the key/value cache serves XL's segments; Shaw's learned rows are not cached
+    cache = (mode == "segments" and not args.no_cache and M > 0
+             and type(model).__name__ == "TransformerXL" and cfg.pos_enc != "shaw")
     if not args.json:
-        print(f"{path}: {type(model).__name__}, {mode}, L={L}, M={M}; corpus: "
+        print(f"{path}: {type(model).__name__}, {mode}, L={L}, M={M}"
+              f"{', key/value cache' if cache else ''}; corpus: "
               f"{corpus} ({args.split}, first {len(tokens):,} characters)", flush=True)
     if mode == "sliding":
         res = evaluate_sliding_window(
@@ -153,7 +160,7 @@ def _main(args) -> int:
         )
     else:
         res = evaluate_segments(model, tokens, seg_len=L, batch_size=B,
-                                mem_len=args.mem_len, progress=show)
+                                mem_len=args.mem_len, progress=show, cache=cache)
     if res.n_nonfinite or not math.isfinite(res.bpc):
         return fail(PROG, f"error: {path} gives a NaN or infinite loss at "
                     f"{res.n_nonfinite:,} of {res.n_tokens:,} characters; its weights "
@@ -164,6 +171,7 @@ def _main(args) -> int:
                           "mode": mode, "seg_len": L, "mem_len": M,
                           "clamp_len": cfg.clamp_len,
                           "same_length": cfg.same_length, "batch_size": B,
+                          "cache": cache,
                           "bpc": res.bpc, "n_tokens": res.n_tokens,
                           "seconds": res.seconds, "device": str(device)}))
     else:
