@@ -250,3 +250,10 @@ def test_same_length_predictions_do_not_depend_on_segment_length():
         torch.testing.assert_close(logits(model, L, True), ref, rtol=0, atol=TOL)
     plain = make(seg_len=8, mem_len=6)
     assert not torch.allclose(logits(plain, 3, True), logits(plain, 8, False))
+
+
+def test_shaw_models_are_refused_clearly():
+    """Shaw et al.'s learned rows have no cached form yet: one clear error."""
+    model = TransformerXL(preset("tiny", pos_enc="shaw")).eval()
+    with pytest.raises(ValueError, match="Shaw"):
+        forward_cached(model, torch.zeros(1, 4, dtype=torch.long))

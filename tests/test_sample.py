@@ -125,7 +125,7 @@ def test_cli_samples_from_a_trained_checkpoint(checkpoints, which):
     out = r.stdout.rstrip("\n")
     assert out.startswith("the king ") and len(out) == len("the king ") + 40
     assert set(out) <= set(" abcdefghijklmnopqrstuvwxyz")
-    assert ("memory cache" if which == "xl" else "re-running the window") in r.stderr
+    assert ("key/value cache" if which == "xl" else "re-running the window") in r.stderr
     again = run("-m", "txl_mini", "sample", checkpoints[which], "--prompt", "the king ",
                 "--chars", "40", "--temperature", "0.8", "--top-k", "5", "--seed", "1")
     assert again.stdout == r.stdout  # --seed makes it reproducible

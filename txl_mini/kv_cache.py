@@ -73,6 +73,11 @@ def _check(model) -> None:
             "vanilla model has no memory and its sliding window re-encodes every "
             "position, so there is nothing to cache"
         )
+    if model.cfg.pos_enc == "shaw":
+        raise ValueError(
+            "forward_cached covers relative and absolute positions; Shaw et al.'s "
+            "learned rows are not cached: use the standard path, model(idx, mems=...)"
+        )
     if model.training:
         raise RuntimeError(
             "forward_cached is for inference only: call model.eval() first (dropout "

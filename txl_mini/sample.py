@@ -2,9 +2,10 @@
 
     python -m txl_mini sample runs/xl.pt --prompt "the king said " --chars 300 --top-k 5
 
-Transformer-XL reads the prompt once, keeps every layer's states as memory, and then
-pushes each new character through the network as a segment of length 1 (L = 1) attending
-to that memory: the cost per character is one position, however long the context. The
+Transformer-XL reads the prompt once, keeps every layer's projected keys and values
+(txl_mini.kv_cache), and then pushes each new character through the network as a segment
+of length 1 (L = 1) attending to them: one position is projected per character, however
+long the context; only the attention itself grows with it. The
 vanilla model has no memory, so each new character re-runs the whole window of its last
 `seg_len` characters, the same recomputation that makes its evaluation slow (Table 9,
 `txl_mini.speed`).
@@ -19,6 +20,7 @@ from typing import Callable, Optional
 
 import torch
 
+from .kv_cache import forward_cached
 from .model import TransformerXL, VanillaTransformer
 
 
@@ -58,13 +60,13 @@ def generate(model, prompt: torch.Tensor, n_chars: int, *, temperature: float = 
     (ch. 6).
 
     use_cache=True (TransformerXL only): the prompt runs once in segments of the model's
-    seg_len, then every new character is ONE position attending to the cached memory of
-    `mem_len` states per layer (default M + L of the model: the context its last
-    training position saw). use_cache=False re-runs the window of the last `context`
-    characters (default the model's seg_len) for every new character, as the vanilla
-    model must. `on_token(id)` is called as each character is drawn (streaming).
-    return_logits=True also returns the logits each character was drawn from, (n_chars,
-    V), for checking the cache against re-running.
+    seg_len, then every new character is ONE position attending to the cached keys and
+    values of the last `mem_len` positions per layer (txl_mini.kv_cache; default M + L
+    of the model: the context its last training position saw). use_cache=False re-runs
+    the window of the last `context` characters (default the model's seg_len) for every
+    new character, as the vanilla model must. `on_token(id)` is called as each
+    character is drawn (streaming). return_logits=True also returns the logits each
+    character was drawn from, (n_chars, V), for checking the cache against re-running.
     """
     if prompt.dim() != 1 or prompt.numel() < 1:
         raise ValueError("prompt must be a non-empty 1-D tensor of ids")
@@ -81,18 +83,20 @@ def generate(model, prompt: torch.Tensor, n_chars: int, *, temperature: float = 
             raise ValueError("use_cache=True needs a TransformerXL; the vanilla model "
                              "has no memory")
         M = mem_len if mem_len is not None else cfg.mem_len + cfg.seg_len
-        mems, logits = None, None
+        cache, logits = None, None
         for start in range(0, ids.shape[1], cfg.seg_len):  # the prompt, by segments
-            out = model(ids[:, start:start + cfg.seg_len], mems=mems, mem_len=M)
-            mems, logits = out.mems, out.logits[:, -1]  # (1, V) the next character
+            out = forward_cached(model, ids[:, start:start + cfg.seg_len], cache,
+                                 mem_len=M)
+            cache, logits = out.cache, out.logits[:, -1]  # (1, V) the next character
         for _ in range(n_chars):
             drawn_from.append(logits[0].float().cpu())
             nxt = sample_next(logits, temperature, top_k, generator)  # (1,)
             out_ids.append(int(nxt))
             if on_token:
                 on_token(int(nxt))
-            out = model(nxt[:, None], mems=mems, mem_len=M)  # L = 1: one new position
-            mems, logits = out.mems, out.logits[:, -1]
+            # L = 1: one new position, its key and value projected once
+            out = forward_cached(model, nxt[:, None], cache, mem_len=M)
+            cache, logits = out.cache, out.logits[:, -1]
     else:
         W = context or cfg.seg_len
         for _ in range(n_chars):

@@ -92,8 +92,10 @@ def _main(args) -> int:
     gen = None
     if args.seed is not None:
         gen = torch.Generator(device=device).manual_seed(args.seed)
-    use_cache = not args.no_cache and not isinstance(model, VanillaTransformer)
-    how = "memory cache" if use_cache else "re-running the window"
+    # the key/value cache serves Transformer-XL; Shaw's learned rows are not cached
+    use_cache = (not args.no_cache and not isinstance(model, VanillaTransformer)
+                 and model.cfg.pos_enc != "shaw")
+    how = "key/value cache" if use_cache else "re-running the window"
     print(f"{type(model).__name__} from {path} "
           f"(corpus: {str(meta.get('corpus', '?'))[:40]}); {how}", file=sys.stderr)
     sys.stdout.write(args.prompt)
