@@ -1,0 +1,283 @@
+"""Train the model zoo: the models whose numbers chapters 4, 6 and 7 quote (issue 19).
+
+    python scripts/train_zoo.py all [--only NAME] [--workers 16]   # the whole zoo
+    python scripts/train_zoo.py one --group ch4 --variant xl --lr 0.004 --seed 0 ...
+
+`all` does, for every group (a chapter's comparison) and variant (a model of it):
+1. a learning-rate sweep on seed 0 (LRS; the §3.3 model also with half losses), each
+   run scored by validation bpc on the group's whole validation split;
+2. seeds 1 and 2 at the winning setting, and seed 0 once more at twice the steps
+   (the convergence check: doubling should move validation bpc by < 0.02).
+It writes book/zoo/<group>_<variant>_s<seed>.pt (txl_mini.checkpoint, weights only)
+whose meta holds the exact `one` command that trained it, seed, commit, torch version,
+device, the validation curve, the first training losses, the sweep and the doubling
+check. Sweep runs and their records live in --work (default runs/zoo); anything
+already there or in --out is skipped, so running it again only fills the gaps. Jobs
+run in --workers processes of one torch thread each (cuda workers with --cuda-workers).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict
+
+import torch
+
+from txl_mini.checkpoint import save_checkpoint
+from txl_mini.config import preset
+from txl_mini.corpus import make_offline_corpus
+from txl_mini.data import CharVocab, batchify, iter_segments
+from txl_mini.evaluate import evaluate_segments
+from txl_mini.model import TransformerXL, VanillaTransformer
+from txl_mini.train import TrainConfig, lr_at, train_step
+
+SMALL = dict(n_head=4, d_head=16, d_model=64, d_inner=256, dropout=0.0)
+# The cue corpus of chapters 2 and 4 (scripts/train_cue_models.py): random-letter
+# names of 8-12 letters, each repeated exactly 24 characters later. A name inside the
+# segment (k >= 23) teaches copying; from the memory it is the same skill, further back.
+CUE = dict(n_chars=1_000_000, seed=0, distances=24, gap=[1, 6], names="letters",
+           name_len=[8, 12])
+GROUPS = {  # chapter 7 measures RECL on the models of chapter 4
+    "ch4": dict(corpus=CUE, steps=6000, variants=["vanilla", "rel0", "shaw",
+                                                    "absmem", "xl"],
+                cfg=preset("book", n_layer=2, seg_len=32, mem_len=32, **SMALL)),
+    "ch6": dict(corpus=CUE, steps=6000, variants=["vanilla", "rel0", "xl"],
+                cfg=preset("book", n_layer=3, seg_len=32, mem_len=32, **SMALL)),
+}
+LRS = [1e-3, 2e-3, 4e-3, 8e-3]
+SEEDS = [0, 1, 2]
+BATCH = 16
+CURVE_POINTS = 12  # validation bpc this many times per run
+
+
+def build(group: str, variant: str):
+    """The model of `variant` in `group` (chapter 4's table of switches)."""
+    cfg = GROUPS[group]["cfg"]
+    if variant == "vanilla":  # absolute positions, no memory
+        # chapter 6 matches XL's parameter count: W_kr's C*H*D weights per layer
+        # become 32 more feed-forward units (32 * (2C + 1) weights)
+        return VanillaTransformer(cfg.replace(d_inner=288) if group == "ch6" else cfg)
+    return TransformerXL({"rel0": cfg.replace(mem_len=0),
+                          "shaw": cfg.replace(pos_enc="shaw"),
+                          "absmem": cfg.replace(pos_enc="absolute"),
+                          "xl": cfg}[variant])
+
+
+def git_commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return os.environ.get("ZOO_COMMIT", "unknown")  # a copy without .git
+
+
+def splits(group: str):
+    corpus = make_offline_corpus(**GROUPS[group]["corpus"])
+    train_c, valid_c, _ = corpus.split()
+    vocab = CharVocab()
+    return vocab.encode(train_c.text), vocab.encode(valid_c.text)
+
+
+def run_one(a) -> dict:
+    """Train one model as `a` says; save it to a.path; return its record."""
+    torch.set_num_threads(1)
+    device = torch.device(a.device)
+    train_tokens, valid_tokens = splits(a.group)
+    tc = TrainConfig(steps=a.steps, batch_size=BATCH, lr=a.lr, warmup=50,
+                     seed=a.seed)
+    torch.manual_seed(a.seed)
+    model = build(a.group, a.variant).to(device)
+    L = model.cfg.seg_len
+    opt = torch.optim.Adam(model.parameters(), lr=tc.lr)
+    streams = batchify(train_tokens, tc.batch_size).to(device)  # (B, T)
+    segments, mems = iter_segments(streams, L), None
+    losses, curve, every = [], [], max(1, a.steps // CURVE_POINTS)
+    t0 = time.time()
+    for step in range(a.stop_after or a.steps):
+        try:
+            x, y = next(segments)
+        except StopIteration:  # a pass done: start again with empty memory
+            segments, mems = iter_segments(streams, L), None
+            x, y = next(segments)
+        if a.half_loss:  # the paper's "half losses": score only the recent half
+            y = y.clone()
+            y[:, :L // 2] = -100  # cross_entropy's ignore_index
+        out = train_step(model, opt, x, y, mems, lr_at(step, tc), tc.clip)
+        mems = out.mems
+        losses.append(out.loss.item())
+        if (step + 1) % every == 0 or step + 1 == a.steps:
+            bpc = evaluate_segments(model, valid_tokens, batch_size=4).bpc
+            curve.append([step + 1, bpc])
+            model.train()
+    record = dict(group=a.group, variant=a.variant, lr=a.lr, seed=a.seed,
+                  steps=a.steps, half_loss=a.half_loss, device=str(device),
+                  valid_bpc=curve[-1][1] if curve else None, valid_curve=curve,
+                  train_loss_first=losses[:100],
+                  train_loss_per_100=[sum(losses[i:i + 100]) / len(losses[i:i + 100])
+                                      for i in range(0, len(losses), 100)],
+                  seconds=round(time.time() - t0, 1), command=command_of(a),
+                  commit=git_commit(), torch=str(torch.__version__),
+                  corpus=GROUPS[a.group]["corpus"], train=asdict(tc))
+    if a.path and not a.stop_after:
+        save_checkpoint(a.path, model.cpu(), record)  # atomic
+    return record
+
+
+def command_of(a) -> str:
+    args = ["python", "scripts/train_zoo.py", "one", "--group", a.group, "--variant",
+            a.variant, "--lr", repr(a.lr), "--seed", str(a.seed), "--steps",
+            str(a.steps), "--device", a.device, "--path", a.path or ""]
+    return shlex.join(args + (["--half-loss"] if a.half_loss else []))
+
+
+# --------------------------------------------------------------------------------------
+# The whole zoo
+# --------------------------------------------------------------------------------------
+
+def job(group, variant, lr, seed, steps, half_loss, path):
+    return argparse.Namespace(group=group, variant=variant, lr=lr, seed=seed,
+                              steps=steps, half_loss=half_loss, path=path,
+                              device="cpu", stop_after=0)
+
+
+def _work(a, devices):
+    """Run job `a` on a free device, write its record beside its checkpoint."""
+    a.device = devices.get()
+    try:
+        record = run_one(a)
+    finally:
+        devices.put(a.device)
+    with open(a.path + ".json", "w") as f:
+        json.dump({k: v for k, v in record.items() if k != "train_loss_per_100"}, f)
+    print(f"{os.path.basename(a.path)}: {record['valid_bpc']:.3f} bpc, "
+          f"{record['seconds']:.0f} s on {a.device}", flush=True)
+    return record
+
+
+def run_jobs(jobs, devices, pool):
+    todo = [a for a in jobs if not os.path.exists(a.path + ".json")]
+    list(pool.map(_work, todo, [devices] * len(todo)))
+    return {a.path: json.load(open(a.path + ".json")) for a in jobs}
+
+
+def recipes(variant):
+    halves = [False, True] if variant == "absmem" else [False]
+    return [(lr, h) for h in halves for lr in LRS]
+
+
+def run_all(a) -> int:
+    import multiprocessing as mp
+    os.makedirs(a.out, exist_ok=True)
+    os.makedirs(a.work, exist_ok=True)
+    pairs = [(g, v) for g in GROUPS for v in GROUPS[g]["variants"]
+             if not a.only or a.only.startswith(f"{g}_{v}")]
+    if not pairs:
+        sys.exit(f"error: --only {a.only!r} names no zoo model")
+    if a.only:  # retrain: forget what there is
+        for s in SEEDS:
+            for p in [os.path.join(a.out, f"{a.only}.pt")]:
+                if os.path.exists(p) and p.endswith(f"_s{s}.pt"):
+                    os.remove(p)
+    ctx = mp.get_context("spawn")
+    devices = ctx.Manager().Queue()
+    for d in ["cuda"] * a.cuda_workers + ["cpu"] * a.workers:
+        devices.put(d)
+    pool = ProcessPoolExecutor(a.workers + a.cuda_workers, mp_context=ctx)
+
+    def sweep_path(g, v, lr, h):
+        return os.path.join(a.work, f"{g}_{v}_lr{lr:g}{'_half' if h else ''}.pt")
+
+    sweep = [job(g, v, lr, 0, GROUPS[g]["steps"], h, sweep_path(g, v, lr, h))
+             for g, v in pairs for lr, h in recipes(v)]
+    done = run_jobs(sweep, devices, pool)
+    best, table = {}, {}
+    for g, v in pairs:
+        rows = [(done[sweep_path(g, v, lr, h)]["valid_bpc"], lr, h)
+                for lr, h in recipes(v)]
+        table[g, v] = [dict(lr=lr, half_loss=h, valid_bpc=b) for b, lr, h in rows]
+        best[g, v] = min(rows)[1:]
+    final = {}  # name -> job
+    for g, v in pairs:
+        lr, h = best[g, v]
+        for s in SEEDS[1:]:
+            final[f"{g}_{v}_s{s}"] = job(g, v, lr, s, GROUPS[g]["steps"], h,
+                                         os.path.join(a.work, f"{g}_{v}_s{s}.pt"))
+        final[f"{g}_{v}_x2"] = job(g, v, lr, 0, 2 * GROUPS[g]["steps"], h,
+                                   os.path.join(a.work, f"{g}_{v}_x2.pt"))
+    done.update(run_jobs(list(final.values()), devices, pool))
+    pool.shutdown()
+    summary = {}
+    for g, v in pairs:
+        lr, h = best[g, v]
+        x2 = done[final[f"{g}_{v}_x2"].path]["valid_bpc"]
+        s0 = done[sweep_path(g, v, lr, h)]["valid_bpc"]
+        extra = dict(sweep=table[g, v], doubling=dict(
+            steps=2 * GROUPS[g]["steps"], valid_bpc=x2, change=x2 - s0))
+        seeds = {0: sweep_path(g, v, lr, h)}
+        seeds.update({s: final[f"{g}_{v}_s{s}"].path for s in SEEDS[1:]})
+        for s, src in seeds.items():
+            name = f"{g}_{v}_s{s}"
+            if a.only and not name.startswith(a.only):
+                continue
+            publish(src, os.path.join(a.out, name + ".pt"), extra)
+        summary[f"{g}_{v}"] = dict(lr=lr, half_loss=h, **extra, valid_bpc={
+            s: done[p]["valid_bpc"] for s, p in seeds.items()})
+    with open(os.path.join(a.work, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    for name, row in summary.items():
+        bpcs = list(row["valid_bpc"].values())
+        print(f"{name:12s} lr {row['lr']:g}{' half' if row['half_loss'] else ''}: "
+              f"{sum(bpcs) / len(bpcs):.3f} bpc [{min(bpcs):.3f}, {max(bpcs):.3f}]; "
+              f"x2 steps {row['doubling']['change']:+.3f}")
+    return 0
+
+
+def publish(src, dst, extra):
+    """Copy a trained checkpoint to the zoo, its meta completed with `extra`."""
+    from txl_mini.checkpoint import load_checkpoint
+    model, meta = load_checkpoint(src)
+    meta = {**meta, **extra}
+    meta["command"] = meta["command"].replace(src, dst)
+    save_checkpoint(dst, model, meta)
+
+
+def main(argv=None) -> int:
+    summary = " ".join(__doc__.split("\n\n")[0].split())
+    p = argparse.ArgumentParser(description=summary)
+    sub = p.add_subparsers(dest="what", required=True)
+    al = sub.add_parser("all", help="sweep, seeds and convergence check; skip done")
+    al.add_argument("--only", default="", help="e.g. ch4_xl or ch4_xl_s1")
+    al.add_argument("--out", default="book/zoo")
+    al.add_argument("--work", default="runs/zoo")
+    al.add_argument("--workers", type=int, default=2, help="cpu processes")
+    al.add_argument("--cuda-workers", type=int, default=0)
+    one = sub.add_parser("one", help="train one model")
+    one.add_argument("--group", choices=list(GROUPS), required=True)
+    one.add_argument("--variant", choices=["vanilla", "rel0", "shaw", "absmem", "xl"],
+                     required=True)
+    one.add_argument("--lr", type=float, required=True)
+    one.add_argument("--seed", type=int, default=0)
+    one.add_argument("--steps", type=int, required=True)
+    one.add_argument("--half-loss", action="store_true")
+    one.add_argument("--device", default="cpu")
+    one.add_argument("--path", default="", help="checkpoint to write")
+    one.add_argument("--stop-after", type=int, default=0,
+                     help="stop after this many steps (same schedule), save nothing")
+    a = p.parse_args(argv)
+    if a.what == "all":
+        return run_all(a)
+    if a.variant not in GROUPS[a.group]["variants"]:
+        p.error(f"group {a.group} has no variant {a.variant}")
+    record = run_one(a)
+    print(json.dumps({k: record[k] for k in ("valid_bpc", "seconds", "device")}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
