@@ -227,7 +227,46 @@ def test_colab_cell_fetches_every_checkpoint_the_notebook_loads(nb):
     # the notebook's first cell, from the book's repository, or the load fails there.
     code = _code_cells(nb)
     first, rest = _source(code[0]), "\n".join(_source(c) for c in code[1:])
-    for name in sorted(set(re.findall(r"checkpoints/(\w+\.pt)", rest))):
+    names = sorted(set(re.findall(r"checkpoints/(\w+\.pt)", rest)))
+    fetched = _colab_downloads(first) if names else []
+    for name in names:
         assert (BOOK / "checkpoints" / name).is_file(), name
-        assert name in first, f"the Colab cell does not fetch checkpoints/{name}"
-        assert CONFIG["repository"]["url"] + "/raw/main/book/checkpoints/" in first
+        url = CONFIG["repository"]["url"] + "/raw/main/book/checkpoints/" + name
+        assert url in fetched, f"the Colab cell does not fetch checkpoints/{name}"
+
+
+def _colab_downloads(cell_source: str) -> list[str]:
+    """Run a Colab cell as Colab would (google.colab present, %pip a no-op) with
+    downloads recorded instead of made: the URLs it fetches."""
+    import sys
+    import types
+    from unittest import mock
+
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    python = TransformerManager().transform_cell(cell_source)
+    fetched = []
+    shell = types.SimpleNamespace(run_line_magic=lambda *a: None)
+    with mock.patch.dict(sys.modules, {"google.colab": types.ModuleType("colab")}), \
+            mock.patch("urllib.request.urlretrieve",
+                       lambda url, dest: fetched.append(url)), \
+            mock.patch("os.makedirs"):
+        exec(python, {"get_ipython": lambda: shell})
+    return fetched
+
+
+@nb_param
+def test_colab_cell_fetches_the_zoo_groups_the_notebook_loads(nb):
+    # The zoo's file names are built in loops (zoo/ch4_{variant}_s{seed}.pt), so the
+    # first cell is run with downloads recorded: it must fetch every file of every
+    # group the notebook reads, from the book's repository.
+    code = _code_cells(nb)
+    rest = "\n".join(_source(c) for c in code[1:])
+    groups = sorted(set(re.findall(r"zoo/(ch\d+)_", rest)))
+    fetched = _colab_downloads(_source(code[0])) if groups else []
+    base = CONFIG["repository"]["url"] + "/raw/main/book/zoo/"
+    for group in groups:
+        files = sorted(p.name for p in (BOOK / "zoo").glob(f"{group}_*.pt"))
+        assert files, f"no zoo files for {group}"
+        assert sorted(u[len(base):] for u in fetched
+                      if u.startswith(base + group + "_")) == files
