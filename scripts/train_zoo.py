@@ -1,4 +1,4 @@
-"""Train the model zoo: the models whose numbers chapters 4, 6 and 7 quote (issue 19).
+"""Train the model zoo: the models whose numbers chapters 4 and 7 quote (issue 19).
 
     python scripts/train_zoo.py all [--only NAME] [--workers 16]   # the whole zoo
     python scripts/train_zoo.py one --group ch4 --variant xl --lr 0.004 --seed 0 ...
@@ -44,12 +44,12 @@ SMALL = dict(n_head=4, d_head=16, d_model=64, d_inner=256, dropout=0.0)
 # segment (k >= 23) teaches copying; from the memory it is the same skill, further back.
 CUE = dict(n_chars=1_000_000, seed=0, distances=24, gap=[1, 6], names="letters",
            name_len=[8, 12])
-GROUPS = {  # chapter 7 measures RECL on the models of chapter 4
+# Chapter 7 measures RECL on the models of chapter 4. Chapter 6's group (3 layers,
+# vanilla with a parameter-matched feed-forward) is not in the zoo yet.
+GROUPS = {
     "ch4": dict(corpus=CUE, steps=8000, variants=["vanilla", "rel0", "shaw",
                                                     "absmem", "xl"],
                 cfg=preset("book", n_layer=2, seg_len=32, mem_len=32, **SMALL)),
-    "ch6": dict(corpus=CUE, steps=8000, variants=["vanilla", "rel0", "xl"],
-                cfg=preset("book", n_layer=3, seg_len=32, mem_len=32, **SMALL)),
 }
 LRS = [2e-3, 4e-3, 8e-3]
 SEEDS = [0, 1, 2]
@@ -61,9 +61,7 @@ def build(group: str, variant: str):
     """The model of `variant` in `group` (chapter 4's table of switches)."""
     cfg = GROUPS[group]["cfg"]
     if variant == "vanilla":  # absolute positions, no memory
-        # chapter 6 matches XL's parameter count: W_kr's C*H*D weights per layer
-        # become 32 more feed-forward units (32 * (2C + 1) weights)
-        return VanillaTransformer(cfg.replace(d_inner=288) if group == "ch6" else cfg)
+        return VanillaTransformer(cfg)
     return TransformerXL({"rel0": cfg.replace(mem_len=0),
                           "shaw": cfg.replace(pos_enc="shaw"),
                           "absmem": cfg.replace(pos_enc="absolute"),
@@ -256,7 +254,10 @@ def publish(src, dst, extra):
     from txl_mini.checkpoint import load_checkpoint
     model, meta = load_checkpoint(src)
     meta = {**meta, **extra}
-    meta["command"] = meta["command"].replace(src, dst)
+    # the same command, writing where the zoo keeps it
+    args = shlex.split(meta["command"])
+    args[args.index("--path") + 1] = dst
+    meta["command"] = shlex.join(args)
     save_checkpoint(dst, model, meta)
 
 

@@ -54,8 +54,8 @@ def test_first_steps_reproduce_from_the_recorded_command():
     recorded = torch.tensor(meta["train_loss_first"][:30])
     assert ours.shape == recorded.shape == (30,)
     # other CPUs, torch versions: rounding differs, the curve does not
-    assert torch.allclose(ours, recorded, atol=2e-3), (ours - recorded).abs().max()
-    assert recorded[0] - recorded[-1] > 0.5  # and it is a curve that moves
+    assert torch.allclose(ours, recorded, atol=1e-3), (ours - recorded).abs().max()
+    assert recorded[0] - recorded[-1] > 0.3  # and it is a curve that moves
 
 
 def _parse(argv):
