@@ -215,7 +215,7 @@ def run_all(a) -> int:
     final = {}  # name -> job
     for g, v in pairs:
         lr, h = best[g, v]
-        tag = f"lr{lr:g}{'_half' if h else ''}"
+        tag = f"lr{lr:g}{'_half' if h else ''}_{GROUPS[g]['steps']}"
         for s in SEEDS:
             final[f"{g}_{v}_s{s}"] = job(g, v, lr, s, GROUPS[g]["steps"], h,
                                          os.path.join(a.work, f"{g}_{v}_s{s}_{tag}.pt"))
