@@ -9,6 +9,7 @@ and train mode (dropout 0, so train mode is deterministic). No GPU needed.
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 from txl_mini.attention import MultiHeadAttention
 from txl_mini.config import preset
@@ -161,6 +162,36 @@ def test_vanilla_fast_equals_reference():
     assert_close(lf, lr, 1e-10, "vanilla logits")
     for n in gr:
         assert_close(gf[n], gr[n], 1e-10, f"vanilla grad of {n}")
+
+
+def test_absolute_path_uses_the_causal_kernel_only_for_a_plain_causal_mask(
+        monkeypatch):
+    """Without memory or a same_length window the vanilla attention asks SDPA for
+    is_causal (no L x L mask to apply); with memory it passes the mask. Both equal the
+    readable path (test_vanilla_fast_equals_reference, the CASES above)."""
+    import txl_mini.fast_attention as fast_attention
+
+    seen = []
+    real = F.scaled_dot_product_attention
+
+    def spy(*args, **kw):
+        seen.append((kw.get("is_causal", False), kw.get("attn_mask") is None))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(fast_attention.F, "scaled_dot_product_attention", spy)
+    cfg = preset("tiny", dropout=0.0)
+    x = torch.randint(0, cfg.vocab_size, (2, cfg.seg_len))
+    VanillaTransformer(cfg).eval()(x)
+    assert seen == [(True, True)] * cfg.n_layer
+    seen.clear()
+    model = TransformerXL(cfg.replace(pos_enc="absolute")).eval()
+    model(x, mems=model(x).mems)  # second call: memory present
+    assert seen[cfg.n_layer:] == [(False, False)] * cfg.n_layer
+    seen.clear()
+    # same_length with memory 0 leaves each query a window of one key: not causal
+    TransformerXL(cfg.replace(pos_enc="absolute", mem_len=0,
+                              same_length=True)).eval()(x)
+    assert seen == [(False, False)] * cfg.n_layer
 
 
 def test_cache_is_safe_across_inference_mode_and_training():
