@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+import torch
 
 from txl_mini.cli.bench_profile import CATEGORIES
 from txl_mini.cli.bench_train import train_flops_per_token
@@ -48,9 +49,13 @@ def test_quick_bench_runs_and_writes_sane_json(tmp_path):
         assert 0 < m < 1.5, (k, m)
     assert [e["attn_len"] for e in r["eval"]] == [128]
     e = r["eval"][0]
-    assert e["speedup"] == pytest.approx(
-        e["vanilla_s_per_char"] / e["xl_s_per_char"])
+    fastest = min(e["xl_s_per_char"], e["xl_cache_s_per_char"])
+    assert e["speedup"] == pytest.approx(e["vanilla_s_per_char"] / fastest)
+    assert e["cache_used"] == (e["xl_cache_s_per_char"] < e["xl_s_per_char"])
+    assert e["shape"] == "book" and e["preset"] == "book"
     assert e["xl_s_per_char"] > 0 and e["peak_mem_mib"] > 0
+    assert r["eval_paper_shape"] is None  # --quick skips the paper's shape
+    assert "the paper's shape" not in proc.stdout
     assert (e["batch_size"] == r["eval_batch"] == 2
             and "batch 2" in proc.stdout)  # --eval-batch
     f = r["memory_flatness"]
@@ -93,3 +98,19 @@ def test_flop_count_by_hand():
                 + 2 * 5 * 2  # (b)+(d) over K+1 = 5,
                 + 2 * 4 * 2 * 2 / 2)  # W_kr R / (B L)
     assert math.isclose(train_flops_per_token(cfg, True, 1), 3 * (layer_xl + 2 * 2 * 3))
+
+
+def test_paper_shape_rows_and_table(monkeypatch):
+    # The real paper shape (text8_base) takes minutes; the plumbing is the same with a
+    # tiny preset in its place: rows name their shape, the table shows both XL paths.
+    from txl_mini.cli import bench_eval as be
+
+    monkeypatch.setitem(be.SHAPES, "paper", ("tiny", 4, 8, 1))
+    rows = be.bench_eval([800], torch.device("cpu"), None, False, False, 1, "paper")
+    (r,) = rows
+    assert (r["shape"], r["preset"], r["seg_len"], r["attn_len"]) == ("paper", "tiny",
+                                                                       4, 800)
+    assert r["paper_speedup"] == 363 and r["flop_ratio"] > 1
+    lines = be.format_eval(rows, "title")
+    assert lines[0] == "title" and "+ cache" in lines[1]
+    assert lines[2].split()[0] == "800" and lines[2].split()[-2] == "363x"

@@ -1,37 +1,28 @@
-"""Evaluation speed, the paper's Table 9 done small: sliding window vs memory (ch. 6).
+"""Evaluation speed, the paper's Table 9: sliding window vs memory vs cache (ch. 6).
 
 Dai et al. (2019), Table 9, report the "slowdown in terms of running time during
 evaluation", per-token time on one GPU, of the vanilla model (Al-Rfou et al., 2019)
 relative to Transformer-XL, at attention lengths 800 ... 3,800 (363x ... 1,874x). §3.2
 of the paper defines the vanilla evaluation: each step consumes a segment of the
 attention length, makes ONE prediction at its last position, then shifts the window
-right by one and recomputes everything from scratch. Transformer-XL instead reuses the
-cached states of the previous segments.
+right by one and recomputes everything from scratch.
 
-What one "predicted character" costs here, for attention length A (the paper's "Attn
-Len"):
+What one predicted character costs here, at attention length A (the paper's "Attn
+Len"), on three paths:
 
-- vanilla: one forward pass over a window of A characters, of which only the last output
-  is used (exactly what `evaluate_sliding_window` does for every character after the
-  first window);
-- XL: one segment of L new characters attends to M = A cached states per layer plus
-  itself (K = M + L keys), with `same_length` so that every query sees exactly A keys,
-  itself included, just as the last position of a vanilla window does. This is how the
-  official text8 and enwik8 evaluation scripts set the attention length: `mem_len` is
-  the evaluation-time attention length (with `same_length`), `tgt_len` the segment of
-  new predictions. The segment costs one pass over L positions; its time is divided by
-  L.
+- vanilla: one forward pass over a window of A characters (`evaluate_sliding_window`),
+  causal attention: query i sees i keys, (A + 1) / 2 on average;
+- XL: a segment of L new characters with M = A remembered states per layer and
+  `same_length`, so every query sees exactly A keys, as the last position of a vanilla
+  window does (the official text8/enwik8 evaluation sets its attention length so). The
+  standard path re-projects keys and values of all K = A + L states in every layer;
+- XL with the key/value cache (`txl_mini.kv_cache`): each state is projected once.
 
-So per character the vanilla model pushes A positions through the network and XL pushes
-one (attending to about A + L keys instead of at most A): the ratio grows about linearly
-with A. Both models are the same size (same layers and widths; vanilla lacks only W_kr,
-u and v) and randomly initialised: the weights do not change the time.
-
-Timing: `torch.inference_mode`, one untimed warm-up per model and length, the memory
-filled to M before timing starts, CUDA synchronised around every timed call, and the
-MEDIAN time per call (robust to another process stealing the CPU now and then). Vanilla
-windows at long A take about a second each on a laptop CPU, so only `n_windows` of them
-are timed per length.
+`flops_per_char` counts the matrix products of each path; the ratio of counts bounds
+the speed-up a kernel-perfect implementation could show. Timing: inference mode, one
+untimed warm-up, memory and cache filled to A first, CUDA synchronised around every
+call, the MEDIAN time per call; randomly initialised models of one size (the weights do
+not change the time).
 """
 
 from __future__ import annotations
@@ -45,7 +36,11 @@ import torch
 from tqdm import tqdm  # plain text bars: no widget warnings in notebooks
 
 from .config import ModelConfig
+from .kv_cache import forward_cached
 from .model import TransformerXL, VanillaTransformer
+
+# Dai et al. (2019), Table 9: vanilla / Transformer-XL time per token, one GPU
+PAPER_SPEEDUP = {800: 363, 1800: 773, 2800: 1409, 3800: 1874}
 
 
 def synchronize(device: torch.device) -> None:
@@ -71,24 +66,31 @@ def _tokens(B: int, n: int, vocab: int, device, gen: torch.Generator) -> torch.T
 
 
 def time_xl(model: TransformerXL, attn_len: int, seg_len: int, n_segments: int,
-            batch_size: int, device: torch.device, gen: torch.Generator) -> float:
-    """Seconds per predicted character of XL with memory M = attn_len (chapter 6)."""
-    B, L, M = batch_size, seg_len, attn_len
-    mems = None
+            batch_size: int, device: torch.device, gen: torch.Generator,
+            cache: bool = False) -> float:
+    """Seconds per predicted character of XL with memory M = attn_len (chapter 6);
+    cache=True runs `forward_cached`, which keeps projected keys and values."""
+    B, L, M, V = batch_size, seg_len, attn_len, model.cfg.vocab_size
+
+    def step(x, state):  # the next memory (standard path) or cache
+        if cache:
+            return forward_cached(model, x, state).cache
+        return model(x, mems=state).mems
+
     # Fill the memory to its full length M first (untimed): the steady state of a long
     # evaluation.
-    n_fill = -(-M // L) + 1  # ceil(M / L) segments, plus one as the warm-up call
-    for _ in range(n_fill):
-        mems = model(_tokens(B, L, model.cfg.vocab_size, device, gen), mems=mems).mems
-    assert mems[0].shape[1] == M, "memory should be full before timing"
-    segs = [_tokens(B, L, model.cfg.vocab_size, device, gen) for _ in range(n_segments)]
-    state = {"mems": mems, "i": 0}
+    state = None
+    for _ in range(-(-M // L) + 1):  # ceil(M / L) segments, plus one as the warm-up
+        state = step(_tokens(B, L, V, device, gen), state)
+    filled = state.length if cache else state[0].shape[1]
+    assert filled == M, "memory should be full before timing"
+    segs = [_tokens(B, L, V, device, gen) for _ in range(n_segments)]
+    run = {"state": state, "i": 0}
 
     def one_segment():
-        x = segs[state["i"] % n_segments]
-        state["i"] += 1
-        # x: (B, L) new characters, attending to K = M + L keys
-        state["mems"] = model(x, mems=state["mems"]).mems
+        x = segs[run["i"] % n_segments]  # (B, L) new characters, K = M + L keys
+        run["i"] += 1
+        run["state"] = step(x, run["state"])
 
     return _median_seconds(one_segment, n_segments, device) / (B * L)
 
@@ -111,25 +113,51 @@ def time_vanilla(model: VanillaTransformer, attn_len: int, n_windows: int,
     return _median_seconds(one_window, n_windows, device) / B
 
 
+def flops_per_char(cfg: ModelConfig, attn_len: int, seg_len: int) -> dict:
+    """Forward FLOPs per predicted character on the three paths (chapter 6).
+
+    Matrix products only, 2 FLOPs per multiply-add, as the kernels compute them: per
+    layer and position W_q, W_o (C x H*D) and the feed-forward net (C x d_inner, twice);
+    W_{k,E} and W_v per projected state; XL: W_{k,R} R for K = A + L distances per
+    segment (standard path; the cache computes it once), and three attention products
+    over all K keys of the segment (q.k, q.r, sum over values: the masked entries are
+    computed too); vanilla: two products over (A + 1) / 2 keys on average (the causal
+    kernel skips the future); the output head (C x V) at every position computed.
+    Embeddings, softmax, layer norms and biases are left out (O(C) per position).
+    """
+    A, L, N = attn_len, seg_len, cfg.n_layer
+    C, P, F, V = cfg.d_model, cfg.n_head * cfg.d_head, cfg.d_inner, cfg.vocab_size
+    K = A + L  # keys of an XL segment: A remembered states and the L new ones
+    per_position = 4 * C * P + 4 * C * F  # W_q, W_o and the feed-forward net
+    kv = 4 * C * P  # W_{k,E} and W_v of one state
+    attn_xl = 2 * P * (3 * K + 1)  # q.r has one more column: rel_shift's zero row
+    no_cache = per_position + (kv + 2 * C * P) * K / L + attn_xl  # K states, K rows R
+    cache = per_position + kv + attn_xl
+    vanilla = A * (per_position + kv) + 2 * 2 * P * A * (A + 1) / 2  # one window
+    head = 2 * C * V
+    return {"xl": N * no_cache + head, "xl_cache": N * cache + head,
+            "vanilla": N * vanilla + A * head}
+
+
 def eval_speed(cfg: ModelConfig, attn_lens: Iterable[int], *, batch_size: int = 1,
                n_predict: int = 256, n_windows: int = 3, seg_len: Optional[int] = None,
-               device=None, amp_dtype: Optional[torch.dtype] = None, seed: int = 0,
-               progress: bool = False) -> list[dict]:
-    """Table 9 timing: seconds per predicted character, vanilla vs XL, per attention
-    length.
+               cache: bool = True, device=None, amp_dtype: Optional[torch.dtype] = None,
+               seed: int = 0, progress: bool = False) -> list[dict]:
+    """Table 9 timing: seconds per predicted character per attention length, vanilla
+    window vs XL without and (cache=True) with the key/value cache.
 
-    cfg gives the model size (both models share it); attention length A is set per row.
-    XL predicts about `n_predict` characters per stream in segments of `seg_len`
-    (default cfg.seg_len; the official text8 evaluation uses 80) after filling its
-    memory to A; the vanilla model is timed on `n_windows` windows of A characters.
-    `batch_size` B streams (XL) or windows (vanilla) run at once and the time is divided
-    by B. `amp_dtype` (e.g. torch.bfloat16 on a GPU) runs both under autocast.
+    cfg gives the model size (all paths share it); A is set per row. XL predicts about
+    `n_predict` characters per stream in segments of `seg_len` (default cfg.seg_len)
+    after filling its memory to A; the vanilla model is timed on `n_windows` windows.
+    `batch_size` B streams or windows run at once and the time is divided by B.
+    `amp_dtype` (e.g. torch.bfloat16 on a GPU) runs all under autocast.
 
-    Returns one dict per A with keys: attn_len, xl_s_per_char, vanilla_s_per_char,
-    speedup (= vanilla / xl), plus seg_len, batch_size, device, xl_chars_timed,
-    vanilla_chars_timed, and the work per predicted character counted exactly:
-    xl_positions_per_char (1) and vanilla_positions_per_char (A), positions pushed
-    through every layer.
+    Returns one dict per A: attn_len, xl_s_per_char, xl_cache_s_per_char (None without
+    cache), vanilla_s_per_char, speedup (vanilla / the fastest XL path), cache_used
+    (whether that is the cached one), speedup_no_cache, flops_per_char and flop_ratio
+    (vanilla / the fastest path's count), paper_speedup (None off the paper's lengths),
+    seg_len, batch_size, device, xl_chars_timed, vanilla_chars_timed,
+    xl_positions_per_char (1) and vanilla_positions_per_char (A).
     """
     device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     L = seg_len or cfg.seg_len
@@ -145,25 +173,29 @@ def eval_speed(cfg: ModelConfig, attn_lens: Iterable[int], *, batch_size: int = 
     with torch.inference_mode(), autocast:
         for A in tqdm(lens, disable=not progress, desc="attention lengths"):
             torch.manual_seed(seed)
-            # The same size for both; evaluation mode, so dropout is off.
+            # The same size for all; evaluation mode, so dropout is off.
             xl = TransformerXL(cfg.replace(mem_len=A, same_length=True, dropout=0.0,
                                            dropatt=0.0)).to(device).eval()
             vanilla = VanillaTransformer(cfg.replace(seg_len=A, dropout=0.0,
                                                      dropatt=0.0)).to(device).eval()
-            xl_s = time_xl(xl, A, L, n_segments, batch_size, device, gen)
+            args = (A, L, n_segments, batch_size, device, gen)
+            xl_s = time_xl(xl, *args)
+            cache_s = time_xl(xl, *args, cache=True) if cache else None
             van_s = time_vanilla(vanilla, A, n_windows, batch_size, device, gen)
+            flops = flops_per_char(cfg, A, L)
+            cached = cache and cache_s < xl_s
+            best = cache_s if cached else xl_s
             rows.append({
-                "attn_len": A,
-                "xl_s_per_char": xl_s,
-                "vanilla_s_per_char": van_s,
-                "speedup": van_s / xl_s,
-                "seg_len": L,
-                "batch_size": batch_size,
-                "device": str(device),
+                "attn_len": A, "xl_s_per_char": xl_s, "xl_cache_s_per_char": cache_s,
+                "vanilla_s_per_char": van_s, "speedup": van_s / best,
+                "cache_used": cached, "speedup_no_cache": van_s / xl_s,
+                "flops_per_char": flops,
+                "flop_ratio": flops["vanilla"] / flops["xl_cache" if cached else "xl"],
+                "paper_speedup": PAPER_SPEEDUP.get(A),
+                "seg_len": L, "batch_size": batch_size, "device": str(device),
                 "xl_chars_timed": n_segments * L * batch_size,
                 "vanilla_chars_timed": n_windows * batch_size,
-                "xl_positions_per_char": 1,
-                "vanilla_positions_per_char": A,
+                "xl_positions_per_char": 1, "vanilla_positions_per_char": A,
             })
             del xl, vanilla
     return rows
@@ -171,9 +203,13 @@ def eval_speed(cfg: ModelConfig, attn_lens: Iterable[int], *, batch_size: int = 
 
 def format_table(rows: list[dict]) -> str:
     """The rows of eval_speed as a text table (chapter 6, python -m txl_mini bench)."""
-    head = ("attn len", "XL ms/char", "vanilla ms/char", "speed-up")
-    lines = ["{:>8}  {:>11}  {:>15}  {:>8}".format(*head)]
+    lines = [f"{'attn len':>8}{'XL ms/char':>12}{'+ cache':>9}{'vanilla ms/char':>17}"
+             f"{'speed-up':>10}{'FLOP ratio':>12}{'paper':>7}"]
     for r in rows:
-        lines.append(f"{r['attn_len']:>8}  {1e3 * r['xl_s_per_char']:>11.4f}  "
-                     f"{1e3 * r['vanilla_s_per_char']:>15.3f}  {r['speedup']:>7.1f}x")
+        c = r["xl_cache_s_per_char"]
+        paper = f"{r['paper_speedup']:,}x" if r["paper_speedup"] else "-"
+        lines.append(f"{r['attn_len']:>8}{1e3 * r['xl_s_per_char']:>12.4f}"
+                     + (f"{1e3 * c:>9.4f}" if c is not None else f"{'-':>9}")
+                     + f"{1e3 * r['vanilla_s_per_char']:>17.3f}{r['speedup']:>9.0f}x"
+                     f"{r['flop_ratio']:>11.0f}x{paper:>7}")
     return "\n".join(lines)

@@ -29,7 +29,7 @@ from contextlib import nullcontext
 import torch
 
 from ..files import atomic_path
-from .bench_eval import EVAL_LENS, bench_eval, memory_flatness
+from .bench_eval import EVAL_LENS, bench_eval, format_eval, memory_flatness
 from .bench_profile import format_profile, profile_step
 from .bench_train import bench_training, matmul_flops, train_config
 from .options import (
@@ -63,6 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="training steps per round (default: 3; --quick: 2)")
     add("--max-attn-len", type=int, default=None,
         help="longest evaluation attention length (default: 3800; --quick: 1024)")
+    add("--no-paper-shape", action="store_true",
+        help="skip Table 9 at the paper's model shape (skipped by --quick)")
     add("--long-segments", type=int, default=2000,
         help="segments of the memory-flatness evaluation")
     add("--compile", action="store_true", help="torch.compile the training models")
@@ -155,6 +157,8 @@ def run_bench(args, device: torch.device) -> dict:
     # smallest memory needs first, so that every peak-memory reading starts low
     flat = memory_flatness(device, 20, args.long_segments, amp, progress)
     evals = bench_eval(lens, device, amp_dtype, args.quick, progress, args.eval_batch)
+    paper = (None if args.quick or args.no_paper_shape else bench_eval(
+        [a for a in lens if a >= 800], device, amp_dtype, False, progress, 1, "paper"))
     train = bench_training(cfg, batch, device, rounds, steps, amp, args.compile,
                            progress)
     ceil2 = matmul_flops(device, n, 3)
@@ -179,7 +183,7 @@ def run_bench(args, device: torch.device) -> dict:
         "mfu": {k: v["flop_per_s"] / ceiling for k, v in train.items()},
         "mfu_cpu_time": {k: v["tokens_per_cpu_s"] * v["flops_per_token"] / ceiling_cpu
                          for k, v in train.items()},
-        "eval": evals, "memory_flatness": flat,
+        "eval": evals, "eval_paper_shape": paper, "memory_flatness": flat,
         "profile": prof, "seconds": time.perf_counter() - t0,
     }
 
@@ -216,16 +220,11 @@ def format_report(r: dict) -> str:
     lines.append(f"matmul ceiling {r['matmul_flop_per_s'] / 1e9:.1f} GFLOP/s wall, "
                  f"{r['matmul_flop_per_cpu_s'] / 1e9:.1f} per CPU s; MFU by CPU time: "
                  + ", ".join(f"{k} {v:.1%}" for k, v in mc.items()))
-    lines.append(f"evaluation (book widths, batch {r['eval_batch']}), "
-                 "seconds per predicted character:")
-    lines.append(f"{'attn len':>8}{'XL ms/char':>12}{'vanilla ms/char':>17}"
-                 f"{'speed-up':>10}{'paper':>8}{'peak MiB':>10}{'rise':>7}")
-    for e in r["eval"]:
-        paper = f"{e['paper_speedup']}x" if e["paper_speedup"] else "-"
-        lines.append(f"{e['attn_len']:>8}{1e3 * e['xl_s_per_char']:>12.4f}"
-                     f"{1e3 * e['vanilla_s_per_char']:>17.3f}{e['speedup']:>9.0f}x"
-                     f"{paper:>8}"
-                     f"{e['peak_mem_mib']:>10.0f}{e['peak_rise_mib']:>7.0f}")
+    lines += format_eval(r["eval"], f"evaluation, book shape (batch "
+                         f"{r['eval_batch']}), seconds per predicted character:")
+    if r.get("eval_paper_shape"):
+        lines += format_eval(r["eval_paper_shape"], "evaluation, the paper's shape "
+                             "(text8_base, XL segments of 128, batch 1):")
     f = r["memory_flatness"]
     lines.append(f"memory flatness: peak {f['peak_long_mib']:.1f} MiB after "
                  f"{f['segments_long']} segments vs {f['peak_short_mib']:.1f} MiB "

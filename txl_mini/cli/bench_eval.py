@@ -1,8 +1,11 @@
 """Evaluation speed and memory flatness for `python -m txl_mini bench` (ch. 6).
 
-- seconds per predicted character, XL with memory vs the vanilla sliding window (the
-  paper's Table 9), through `txl_mini.speed.eval_speed`, the one implementation chapter
-  6 also uses, with the peak memory of each attention length;
+- seconds per predicted character, XL with memory, with and without the key/value
+  cache, vs the vanilla sliding window (the paper's Table 9), through
+  `txl_mini.speed.eval_speed`, the one implementation chapter 6 also uses, with the
+  peak memory of each attention length, at two shapes: the book's (`book` preset) and
+  the paper's (`text8_base`: 12 layers, C = 512, d_inner 2,048; segments of 128, as the
+  official text8 evaluation reads them; batch 1 and few windows per length);
 - memory flatness: peak memory after 2,000 evaluated segments vs after 20 (a small
   model, so it is cheap).
 """
@@ -14,12 +17,12 @@ from tqdm import tqdm
 
 from ..config import ModelConfig, preset
 from ..model import TransformerXL
-from ..speed import eval_speed, synchronize  # chapter 6's Table 9 timing
+from ..speed import eval_speed, synchronize  # chapter 6's Table 9
 from .peakmem import PeakMemory
 
-# Dai et al. (2019), Table 9: vanilla / Transformer-XL time per token, one GPU
-PAPER_SPEEDUP = {800: 363, 1800: 773, 2800: 1409, 3800: 1874}
 EVAL_LENS = (128, 512, 800, 1800, 2800, 3800)
+# shape: (preset, XL segment length; None = the preset's), n_predict, n_windows
+SHAPES = {"book": ("book", None, 256, 5), "paper": ("text8_base", 128, 256, 2)}
 
 
 def memory_flatness(device, n_short, n_long, amp, progress):
@@ -45,23 +48,40 @@ def memory_flatness(device, n_short, n_long, amp, progress):
             "ratio": peaks[n_long] / peaks[n_short]}
 
 
-def bench_eval(lens, device, amp_dtype, quick, progress, batch=1):
-    """Table 9 rows from txl_mini.speed.eval_speed (book widths), one length at a time.
+def bench_eval(lens, device, amp_dtype, quick, progress, batch=1, shape="book"):
+    """Table 9 rows from txl_mini.speed.eval_speed at `shape`, one length at a time.
 
-    `batch` streams (XL) and windows (vanilla) at once, equal for both, as the issue
-    asks. Batch 1 is the default: B vanilla windows of 3,800 characters cost B times a
-    second or so per call on a CPU.
+    `batch` streams (XL) and windows (vanilla) at once, equal for both. Batch 1 is the
+    default: B vanilla windows of 3,800 characters cost B times a second or so per call
+    on a CPU at the book's shape, several seconds at the paper's.
     """
-    cfg = preset("book")
+    name, seg_len, n_predict, n_windows = SHAPES[shape]
+    cfg = preset(name)
     mem = PeakMemory(device)
     rows = []
-    for A in tqdm(lens, desc="evaluation speed", disable=not progress):
+    for A in tqdm(lens, desc=f"evaluation speed ({shape})", disable=not progress):
         mem.reset()
-        row = eval_speed(cfg, [A], batch_size=batch, n_predict=64 if quick else 256,
-                         n_windows=2 if quick else 5, device=device,
+        row = eval_speed(cfg, [A], batch_size=batch, seg_len=seg_len,
+                         n_predict=64 if quick else n_predict,
+                         n_windows=2 if quick else n_windows, device=device,
                          amp_dtype=amp_dtype)[0]
-        row["peak_mem_mib"] = mem.peak_mib()
-        row["peak_rise_mib"] = mem.peak_mib() - mem.base
-        row["paper_speedup"] = PAPER_SPEEDUP.get(A)
+        row.update(shape=shape, preset=name, peak_mem_mib=mem.peak_mib(),
+                   peak_rise_mib=mem.peak_mib() - mem.base)
         rows.append(row)
     return rows
+
+
+def format_eval(rows, title) -> list:
+    """Lines of one Table 9 table of the bench's report."""
+    lines = [title, f"{'attn len':>8}{'XL ms/char':>12}{'+ cache':>9}"
+             f"{'vanilla ms/char':>17}{'speed-up':>10}{'FLOPs':>8}{'paper':>7}"
+             f"{'peak MiB':>10}"]
+    for e in rows:
+        paper = f"{e['paper_speedup']}x" if e["paper_speedup"] else "-"
+        cache = e["xl_cache_s_per_char"]
+        lines.append(f"{e['attn_len']:>8}{1e3 * e['xl_s_per_char']:>12.4f}"
+                     + (f"{1e3 * cache:>9.4f}" if cache is not None else f"{'-':>9}")
+                     + f"{1e3 * e['vanilla_s_per_char']:>17.3f}"
+                     f"{e['speedup']:>9.0f}x{e['flop_ratio']:>7.0f}x{paper:>7}"
+                     f"{e['peak_mem_mib']:>10.0f}")
+    return lines
