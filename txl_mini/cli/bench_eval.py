@@ -22,7 +22,7 @@ from .peakmem import PeakMemory
 
 EVAL_LENS = (128, 512, 800, 1800, 2800, 3800)
 # shape: (preset, XL segment length; None = the preset's), n_predict, n_windows
-SHAPES = {"book": ("book", None, 256, 5), "paper": ("text8_base", 128, 256, 2)}
+SHAPES = {"book": ("book", None, 256, 5), "paper": ("text8_base", 128, 1024, 2)}
 
 
 def memory_flatness(device, n_short, n_long, amp, progress):
