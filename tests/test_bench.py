@@ -113,4 +113,4 @@ def test_paper_shape_rows_and_table(monkeypatch):
     assert r["paper_speedup"] == 363 and r["flop_ratio"] > 1
     lines = be.format_eval(rows, "title")
     assert lines[0] == "title" and "+ cache" in lines[1]
-    assert lines[2].split()[0] == "800" and lines[2].split()[-2] == "363x"
+    assert lines[2].split()[0] == "800" and lines[2].split()[-1] == "363x"

@@ -17,7 +17,7 @@ from tqdm import tqdm
 
 from ..config import ModelConfig, preset
 from ..model import TransformerXL
-from ..speed import eval_speed, synchronize  # chapter 6's Table 9
+from ..speed import eval_speed, format_table, synchronize  # chapter 6's Table 9
 from .peakmem import PeakMemory
 
 EVAL_LENS = (128, 512, 800, 1800, 2800, 3800)
@@ -72,16 +72,5 @@ def bench_eval(lens, device, amp_dtype, quick, progress, batch=1, shape="book"):
 
 
 def format_eval(rows, title) -> list:
-    """Lines of one Table 9 table of the bench's report."""
-    lines = [title, f"{'attn len':>8}{'XL ms/char':>12}{'+ cache':>9}"
-             f"{'vanilla ms/char':>17}{'speed-up':>10}{'FLOPs':>8}{'paper':>7}"
-             f"{'peak MiB':>10}"]
-    for e in rows:
-        paper = f"{e['paper_speedup']}x" if e["paper_speedup"] else "-"
-        cache = e["xl_cache_s_per_char"]
-        lines.append(f"{e['attn_len']:>8}{1e3 * e['xl_s_per_char']:>12.4f}"
-                     + (f"{1e3 * cache:>9.4f}" if cache is not None else f"{'-':>9}")
-                     + f"{1e3 * e['vanilla_s_per_char']:>17.3f}"
-                     f"{e['speedup']:>9.0f}x{e['flop_ratio']:>7.0f}x{paper:>7}"
-                     f"{e['peak_mem_mib']:>10.0f}")
-    return lines
+    """Lines of one Table 9 table of the bench's report (peak memory: in the JSON)."""
+    return [title] + format_table(rows).splitlines()
