@@ -150,9 +150,14 @@ def test_ctrl_c_is_one_line(ckpts, command):
     if command == "evaluate":
         text.write_text(words(50000 * len(WORDS)))  # minutes of evaluation at batch 1
         args += ["--path", str(text), "--quiet"]
+    # As a program started from a terminal: SIGINT at its default. A test run started
+    # in the background by a non-interactive shell inherits SIGINT ignored, and Python
+    # then never turns Ctrl-C into KeyboardInterrupt (the ignore is kept, on purpose).
     proc = subprocess.Popen([sys.executable, "-m", "txl_mini", command,
                              str(ckpts / "r"), *args], env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT,
+                                                             signal.SIG_DFL))
     stream = proc.stdout if command == "evaluate" else proc.stderr
     stream.readline()  # the line printed just before the work starts
     proc.send_signal(signal.SIGINT)
