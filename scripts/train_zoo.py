@@ -7,8 +7,11 @@
 1. a learning-rate sweep on seed 0 at `sweep_steps` (LRS, widened by a factor of 2
    (twice at most) while the best rate lies at an edge; the §3.3 model also with
    half losses), each run scored by validation bpc on the group's validation split;
-2. seeds 0, 1 and 2 at the winning setting for the full budget, and seed 0 once more
-   at twice the budget (the convergence check: the change in validation bpc).
+2. the convergence check: seed 0 at the winning setting for the full budget and at
+   twice it; while that moves validation bpc by 0.02 or more, half the rate is tried
+   as well (twice at most: short sweeps cannot see a rate that turns unstable later),
+   and the rate with the best bpc at the full budget is kept;
+3. seeds 1 and 2 at the kept setting for the full budget.
 It writes book/zoo/<group>_<variant>_s<seed>.pt (txl_mini.checkpoint, weights only)
 whose meta holds the exact `one` command that trained it, seed, commit, torch version,
 device, the validation curve, the first training losses, the sweep and the doubling
@@ -49,7 +52,7 @@ CUE = dict(n_chars=1_000_000, seed=0, distances=24, gap=[1, 6], names="letters",
 NAMES = dict(n_chars=2_000_000, seed=0, distances=[32, 64, 96], gap=[5, 40])
 # Chapter 7 measures RECL on the models of chapter 4.
 GROUPS = {
-    "ch4": dict(corpus=CUE, steps=16000, sweep_steps=4000,
+    "ch4": dict(corpus=CUE, steps=32000, sweep_steps=4000,
                 variants=["vanilla", "rel0", "shaw", "absmem", "xl"],
                 cfg=preset("book", n_layer=2, seg_len=32, mem_len=32, **SMALL)),
     # 3 layers; the vanilla model gets 32 more feed-forward units per layer, which
@@ -61,6 +64,7 @@ GROUPS = {
 LRS = [2e-3, 4e-3, 8e-3]
 SEEDS = [0, 1, 2]
 BATCH = 16
+CONVERGED = 0.02  # twice the steps must move seed 0's validation bpc less than this
 CURVE_POINTS = 12  # validation bpc this many times per run
 
 
@@ -201,7 +205,7 @@ def run_all(a) -> int:
     def sweep_path(g, v, lr, h):
         return os.path.join(a.work, f"{g}_{v}_lr{lr:g}{'_half' if h else ''}.pt")
 
-    # The sweep: LRS, widened by a factor of 2 while the best rate is at an edge
+    # 1. The sweep: LRS, widened by a factor of 2 while the best rate is at an edge
     grid = {pair: list(LRS) for pair in pairs}
     while True:
         sweep = [job(g, v, lr, 0, GROUPS[g]["sweep_steps"], h, sweep_path(g, v, lr, h))
@@ -220,15 +224,40 @@ def run_all(a) -> int:
             break
         for p, lr in edges.items():
             grid[p].append(lr / 2 if lr == min(grid[p]) else lr * 2)
+    # 2. The convergence check, before the other seeds: seed 0 at the budget and at
+    # twice it. A 4,000-step sweep cannot see a rate that turns unstable later, so
+    # while a rate fails the check (twice the steps move validation bpc by CONVERGED
+    # or more) and is the best at the budget so far, its half is tried too (twice at
+    # most); the rate with the best bpc at the budget is kept, converged or not.
+    def final_job(g, v, lr, h, seed, twice=False):
+        steps = GROUPS[g]["steps"]
+        tag = f"lr{lr:g}{'_half' if h else ''}_{steps}"
+        name = f"{g}_{v}_{'x2' if twice else f's{seed}'}_{tag}.pt"
+        return job(g, v, lr, seed, 2 * steps if twice else steps, h,
+                   os.path.join(a.work, name))
+
+    tried = {p: [] for p in pairs}  # per pair: dict(lr, half_loss, valid_bpc, change)
+    check = dict(best)  # pairs whose rate is still to be checked
+    while check:
+        jobs = {p: (final_job(*p, lr, h, 0), final_job(*p, lr, h, 0, twice=True))
+                for p, (lr, h) in check.items()}
+        done.update(run_jobs([j for js in jobs.values() for j in js], devices, pool))
+        for p, (once, twice) in jobs.items():
+            bpc = done[once.path]["valid_bpc"]
+            tried[p].append(dict(lr=once.lr, half_loss=once.half_loss, valid_bpc=bpc,
+                                 change=done[twice.path]["valid_bpc"] - bpc))
+        check = {p: (t[-1]["lr"] / 2, t[-1]["half_loss"]) for p, t in tried.items()
+                 if p in jobs and abs(t[-1]["change"]) >= CONVERGED and len(t) < 3
+                 and t[-1]["valid_bpc"] == min(r["valid_bpc"] for r in t)}
+    for p, t in tried.items():
+        kept = min(t, key=lambda r: r["valid_bpc"])
+        best[p] = kept["lr"], kept["half_loss"]
     final = {}  # name -> job
     for g, v in pairs:
         lr, h = best[g, v]
-        tag = f"lr{lr:g}{'_half' if h else ''}_{GROUPS[g]['steps']}"
         for s in SEEDS:
-            final[f"{g}_{v}_s{s}"] = job(g, v, lr, s, GROUPS[g]["steps"], h,
-                                         os.path.join(a.work, f"{g}_{v}_s{s}_{tag}.pt"))
-        final[f"{g}_{v}_x2"] = job(g, v, lr, 0, 2 * GROUPS[g]["steps"], h,
-                                   os.path.join(a.work, f"{g}_{v}_x2_{tag}.pt"))
+            final[f"{g}_{v}_s{s}"] = final_job(g, v, lr, h, s)
+        final[f"{g}_{v}_x2"] = final_job(g, v, lr, h, 0, twice=True)
     done.update(run_jobs(list(final.values()), devices, pool))
     pool.shutdown()
     summary = {}
@@ -238,7 +267,7 @@ def run_all(a) -> int:
         s0 = done[final[f"{g}_{v}_s0"].path]["valid_bpc"]
         extra = dict(sweep=table[g, v], sweep_steps=GROUPS[g]["sweep_steps"],
                      doubling=dict(steps=2 * GROUPS[g]["steps"], valid_bpc=x2,
-                                   change=x2 - s0))
+                                   change=x2 - s0, tried=tried[g, v]))
         seeds = {s: final[f"{g}_{v}_s{s}"].path for s in SEEDS}
         for s, src in seeds.items():
             name = f"{g}_{v}_s{s}"
@@ -253,7 +282,9 @@ def run_all(a) -> int:
         bpcs = list(row["valid_bpc"].values())
         print(f"{name:12s} lr {row['lr']:g}{' half' if row['half_loss'] else ''}: "
               f"{sum(bpcs) / len(bpcs):.3f} bpc [{min(bpcs):.3f}, {max(bpcs):.3f}]; "
-              f"x2 steps {row['doubling']['change']:+.3f}")
+              f"x2 steps {row['doubling']['change']:+.3f}"
+              + "".join(f"; lr {r['lr']:g} at the budget {r['valid_bpc']:.3f}, "
+                        f"x2 {r['change']:+.3f}" for r in row["doubling"]["tried"][1:]))
     return 0
 
 
