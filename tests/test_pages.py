@@ -7,6 +7,8 @@ Reads files only (no kernel, no torch).
 from __future__ import annotations
 
 import importlib.util
+import json
+import re
 import sys
 from pathlib import Path
 
@@ -23,6 +25,7 @@ _spec.loader.exec_module(pb)
 # joins it when it is converted; nowhere else names them.
 CONVERTED = {
     "book/intro.md",
+    "book/01_vanilla_segmenting.ipynb",
     "book/08_recap.md",
 }
 
@@ -145,7 +148,6 @@ def test_over_names_each_exceeded_budget():
 
 
 def test_exit_status_follows_the_named_pages(tmp_path, capsys):
-    import json
     ok, bad = tmp_path / "ok.ipynb", tmp_path / "bad.ipynb"
     ok.write_text(json.dumps(_nb(_md("Short page."), _code("x = 1"))))
     bad.write_text(json.dumps(_nb(_code("\n".join(["x = 1"] * 26)))))
@@ -163,3 +165,31 @@ def test_converted_page_is_within_budget(page):
     assert path.is_file(), f"{page} is listed as converted but does not exist"
     b = pb.measure(path)
     assert b.over() == [], f"{page}: {b}"
+
+
+def _prose(page: str) -> str:
+    """The markdown of a page (a notebook's markdown cells)."""
+    text = (ROOT / page).read_text(encoding="utf-8")
+    if page.endswith(".ipynb"):
+        cells = json.loads(text)["cells"]
+        text = "\n".join(pb._text(c["source"]) for c in cells
+                         if c["cell_type"] == "markdown")
+    return text
+
+
+@pytest.mark.parametrize("page", sorted(CONVERTED))
+def test_converted_page_lists_its_references(page):
+    """A converted page that cites lists its own references (filtered to the page; the
+    recap's list is the whole book's)."""
+    text = _prose(page)
+    if "{cite:" not in text:
+        return
+    assert "{bibliography}" in text, f"{page} cites but lists no references"
+    if page != "book/08_recap.md":
+        assert ":filter: docname in docnames" in text, page
+
+
+@pytest.mark.parametrize("page", sorted(CONVERTED))
+def test_converted_page_names_no_chapter_by_number(page):
+    """Chapter numbers shift when chapters are split or added: name them."""
+    assert not re.findall(r"\b[Cc]hapters? \d", _prose(page))
