@@ -8,9 +8,9 @@ formatting style, "author_year", whose labels read like the citations:
 _config.yml loads this file (sphinx.local_extensions) and selects the style with
 `bibtex_default_style: author_year`.
 
-It also drops the back-references of the bibliography's entries: docutils would print them
-after the label as numbered links, "[Dai et al., 2019] (1,2,3)", which reads like broken
-markdown; a label is plain text ("[Dai et al., 2019]") and the entry follows it.
+It also drops the back-references of the bibliography's entries: docutils would print
+them after the label as numbered links, "[Dai et al., 2019] (1,2,3)", which reads like
+broken markdown; a label is plain text ("[Dai et al., 2019]") and the entry follows it.
 """
 from __future__ import annotations
 
@@ -61,8 +61,8 @@ class AuthorYearStyle(UnsrtStyle):
 
 
 class DropCitationBackrefs(SphinxPostTransform):
-    """Remove the back-links sphinxcontrib-bibtex puts on each entry (its transform runs at
-    priority 5; this one after it)."""
+    """Remove the back-links sphinxcontrib-bibtex puts on each entry (its transform runs
+    at priority 5; this one after it)."""
 
     default_priority = 6
 
