@@ -7,14 +7,20 @@ formatting style, "author_year", whose labels read like the citations:
 [Dai et al., 2019].
 _config.yml loads this file (sphinx.local_extensions) and selects the style with
 `bibtex_default_style: author_year`.
+
+It also drops the back-references of the bibliography's entries: docutils would print
+them after the label as numbered links, "[Dai et al., 2019] (1,2,3)", which reads like
+broken markdown; a label is plain text ("[Dai et al., 2019]") and the entry follows it.
 """
 from __future__ import annotations
 
 from collections import Counter
 
+from docutils import nodes
 from pybtex.plugin import register_plugin
 from pybtex.style.formatting.unsrt import Style as UnsrtStyle
 from pybtex.style.labels import BaseLabelStyle
+from sphinx.transforms.post_transforms import SphinxPostTransform
 
 
 def _surname(person) -> str:
@@ -54,7 +60,19 @@ class AuthorYearStyle(UnsrtStyle):
     default_sorting_style = "author_year_title"
 
 
+class DropCitationBackrefs(SphinxPostTransform):
+    """Remove the back-links sphinxcontrib-bibtex puts on each entry (its transform runs
+    at priority 5; this one after it)."""
+
+    default_priority = 6
+
+    def run(self, **kwargs) -> None:
+        for citation in self.document.findall(nodes.citation):
+            citation["backrefs"] = []
+
+
 def setup(app):
     register_plugin("pybtex.style.labels", "author_year", AuthorYearLabelStyle)
     register_plugin("pybtex.style.formatting", "author_year", AuthorYearStyle)
+    app.add_post_transform(DropCitationBackrefs)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -108,10 +108,32 @@ def test_notebooks_on_disk_are_exactly_the_toc_chapters():
     )
 
 
-def test_exactly_one_bibliography_directive():
-    pages = [*BOOK.glob("*.md"), *NOTEBOOKS]
-    count = sum(p.read_text(encoding="utf-8").count("{bibliography}") for p in pages)
-    assert count == 1
+# A {bibliography} directive and its option lines (`:key: value`)
+BIBLIOGRAPHY = re.compile(
+    r"(?:`{3,}|:{3,})\{bibliography\}[^\n]*\n((?:[ \t]*:[\w-]+:.*\n)*)")
+PAGE_FILTER = ":filter: docname in docnames"
+BOOK_LIST = "book/08_recap"  # the one list of every work the book cites
+
+
+def _page_markdown(path: Path) -> str:
+    if path.suffix == ".ipynb":
+        cells = _cells(path)
+        return "\n".join(_source(c) for c in cells if c["cell_type"] == "markdown")
+    return path.read_text(encoding="utf-8")
+
+
+def test_bibliographies_per_page_and_one_for_the_book():
+    """Each page lists the works it cites (`:filter: docname in docnames`), at most
+    once; the recap's unfiltered list is the only one with every work the book cites."""
+    unfiltered = []
+    for path in [*BOOK.glob("*.md"), *NOTEBOOKS]:
+        page = path.relative_to(ROOT).with_suffix("").as_posix()
+        found = BIBLIOGRAPHY.findall(_page_markdown(path) + "\n")
+        assert len(found) <= 1, f"{page}: {len(found)} bibliographies"
+        for options in found:
+            if PAGE_FILTER not in options:
+                unfiltered.append(page)
+    assert unfiltered == [BOOK_LIST]
 
 
 # --- every chapter notebook -----------------------------------------------------------
