@@ -26,6 +26,9 @@ _spec.loader.exec_module(pb)
 CONVERTED = {
     "book/intro.md",
     "book/01_vanilla_segmenting.ipynb",
+    "book/04_relative_encoding.ipynb",
+    "book/04b_relative_memory.ipynb",
+    "book/05_efficient_shift.ipynb",
     "book/08_recap.md",
 }
 
