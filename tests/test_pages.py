@@ -26,6 +26,8 @@ _spec.loader.exec_module(pb)
 CONVERTED = {
     "book/intro.md",
     "book/01_vanilla_segmenting.ipynb",
+    "book/02_context_fragmentation.ipynb",
+    "book/03_recurrence.ipynb",
     "book/04_relative_encoding.ipynb",
     "book/04b_relative_memory.ipynb",
     "book/05_efficient_shift.ipynb",
