@@ -15,8 +15,8 @@ import torch
 import torch.distributed as dist
 
 from ..checkpoint import CheckpointError
-from ..config import PRESETS, preset
-from ..data import CORPORA, MAX_OFFLINE_CHARS, OFFLINE_CHARS
+from ..config import PRESETS
+from ..data import CORPORA, TEXT8_CHARS, MAX_OFFLINE_CHARS, OFFLINE_CHARS
 from ..text8 import DataError
 from ..train import TrainConfig
 from . import rundir, stop
@@ -26,12 +26,14 @@ from .options import (
     DEVICES,
     HelpFormatter,
     UsageError,
+    add_model_options,
     check_at_least,
     check_memory,
     check_positive_finite,
     check_seed,
     check_threads,
     fail,
+    model_config,
     pick_device,
     preset_help,
 )
@@ -49,11 +51,6 @@ def build_parser() -> argparse.ArgumentParser:
     add = p.add_argument
     add("--preset", default="book", choices=sorted(PRESETS), help=preset_help())
     add("--vanilla", action="store_true", help="train the vanilla baseline instead")
-    add("--seg-len", type=int, default=None,
-        help="L, segment length (default: the preset's)")
-    add("--mem-len", type=int, default=None,
-        help="M, memory length (default: the preset's; the vanilla model has none)")
-    add("--dropout", type=float, default=None, help="default: the preset's")
     add("--corpus", default="offline", choices=CORPORA,
         help="offline: generated here, no download; text8: downloaded and verified")
     add("--path", default=None, help="local text8(.zip) for --corpus text8; any "
@@ -92,6 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     add("--threads", type=int, default=None,
         help="torch CPU threads (default: torch's choice, recorded for --resume)")
     add("--quiet", action="store_true", help="no progress bar")
+    add_model_options(p)
     return p
 
 
@@ -99,27 +97,24 @@ def check_values(args) -> None:
     """Sizes and values, each against its own rule, before anything is built."""
     check_at_least(args, {"steps": 1, "batch_size": 1, "warmup": 0, "eval_every": 0,
         "eval_chars": 2, "save_every": 1, "log_every": 1, "offline_chars": 1000,
-        "seg_len": 1, "mem_len": 0, "pause_at": 1})
+        "pause_at": 1})
     check_positive_finite(args, ("lr", "clip"))
     check_seed(args.seed)
     check_threads(args.threads)
     if args.offline_chars > MAX_OFFLINE_CHARS:
         raise UsageError(f"--offline-chars must be <= {MAX_OFFLINE_CHARS:,} (text8's "
                          f"size), got {args.offline_chars:,}")
-    if args.vanilla and args.mem_len:
-        raise UsageError("--mem-len: the vanilla baseline has no memory; drop it")
+    if args.vocab_size is not None and args.vocab_size < len(TEXT8_CHARS):
+        raise UsageError(f"--vocab-size must be >= {len(TEXT8_CHARS)}, the corpus' "
+                         f"characters (a-z and space), got {args.vocab_size}")
+    for name, why in (("mem_len", "has no memory"), ("pos_enc", "has absolute "
+                      "positions"), ("shaw_clip", "has no Shaw et al. encoding")):
+        if args.vanilla and getattr(args, name) is not None:
+            raise UsageError(f"--{name.replace('_', '-')}: the vanilla baseline "
+                             f"{why}; drop it")
     if args.pause_at is not None and args.pause_at >= args.steps:
         raise UsageError(f"--pause-at {args.pause_at} must be below --steps "
                          f"{args.steps} (the run ends there anyway)")
-
-
-def model_config(args):
-    over = {k: getattr(args, k) for k in ("seg_len", "mem_len", "dropout")
-            if getattr(args, k) is not None}
-    try:
-        return preset(args.preset, **over)
-    except ValueError as e:
-        raise UsageError(str(e)) from None
 
 
 def main(argv=None, on_step=None) -> int:
@@ -138,7 +133,7 @@ def main(argv=None, on_step=None) -> int:
         if args.threads:
             torch.set_num_threads(args.threads)
         args.threads = torch.get_num_threads()  # recorded: resume uses the same
-        cfg = model_config(args)
+        cfg = model_config(args.preset, args)
         device = pick_device(args.device, int(os.environ.get("LOCAL_RANK", "0")))
         if device.type == "cuda":
             torch.cuda.set_device(device)  # NCCL collectives use the current device
