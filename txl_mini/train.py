@@ -106,3 +106,7 @@ def train_steps(model, tokens: torch.Tensor, tc: TrainConfig, targets=None):
         mems = out.mems  # already detached: no gradient into the previous segment
         yield step, pos, out
         pos += x.shape[1]
+
+
+if __name__ == "__main__":  # not the command line, which is in txl_mini/cli/
+    raise SystemExit("use: python -m txl_mini train ...")

@@ -131,3 +131,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 1
     return 0
 
+
+
+if __name__ == "__main__":  # python -m txl_mini.cli.data: the same command
+    sys.exit(main())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 
 import torch
 
@@ -177,3 +178,7 @@ def _main(args) -> int:
     else:
         print(res)
     return 0
+
+
+if __name__ == "__main__":  # python -m txl_mini.cli.evaluate: the same command
+    sys.exit(main())

@@ -116,3 +116,7 @@ def _main(args) -> int:
     seconds = time.perf_counter() - start
     print(f"{args.chars} characters in {seconds:.2f} s", file=sys.stderr)
     return 0
+
+
+if __name__ == "__main__":  # python -m txl_mini.cli.sample: the same command
+    sys.exit(main())

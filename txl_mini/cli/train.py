@@ -16,7 +16,7 @@ import torch.distributed as dist
 
 from ..checkpoint import CheckpointError
 from ..config import PRESETS
-from ..data import CORPORA, TEXT8_CHARS, MAX_OFFLINE_CHARS, OFFLINE_CHARS
+from ..data import CORPORA, MAX_OFFLINE_CHARS, OFFLINE_CHARS, TEXT8_CHARS
 from ..text8 import DataError
 from ..train import TrainConfig
 from . import rundir, stop
@@ -243,3 +243,7 @@ def _announce(args, run, corpus, tokens, device, world) -> None:
           f"{device} x {world}; {type(run.model).__name__} with "
           f"{run.model.num_params():,} parameters; run dir: {run.dir}{again}",
           flush=True)
+
+
+if __name__ == "__main__":  # python -m txl_mini.cli.train: the same command
+    sys.exit(main())
