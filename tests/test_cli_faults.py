@@ -2,10 +2,14 @@
 full disk (subprocesses; each test failed before its fix)."""
 
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
+
+from txl_mini.checkpoint import read_checkpoint
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENV = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1")
@@ -36,3 +40,40 @@ def test_the_cli_module_runs_its_command(tmp_path, text):
     res = py("-m", "txl_mini.cli.train", *tiny(text, tmp_path / "r"))
     assert res.returncode == 0, res.stderr
     assert (tmp_path / "r" / "last.pt").is_file() and "trained 2 steps" in res.stdout
+
+
+def start(argv, **kw):
+    """A command as a terminal starts it: SIGINT at its default (a test run in the
+    background inherits it ignored)."""
+    return subprocess.Popen([sys.executable, "-m", "txl_mini", *argv], env=ENV,
+                            text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT,
+                                                             signal.SIG_DFL), **kw)
+
+
+def wait_for(pred, timeout=240):
+    t0 = time.time()
+    while not pred():
+        assert time.time() - t0 < timeout, "timed out"
+        time.sleep(0.001)
+
+
+def test_second_ctrl_c_during_a_checkpoint_write_is_one_line(tmp_path, text):
+    """Item 2: people press Ctrl-C twice when a big save blocks. It used to end in a
+    35-line traceback from torch ('unexpected pos'), exit 1."""
+    r = tmp_path / "r"
+    big = ["--d-model", "768", "--d-inner", "3072", "--n-layer", "3",
+           "--save-every", "1"]  # 14M parameters: a save of ~170 MB with Adam's state
+    proc = start(["train", *tiny(text, r, steps=40), *big])
+    wait_for(lambda: (r / "last.pt").exists())  # step 1 is saved
+    wait_for(lambda: list(r.glob(".last.pt.*.tmp")))  # step 2's save is under way
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    assert err.strip() == (f"python -m txl_mini train: SIGINT again: stopped at once "
+                           f"without saving; {r}/last.pt, the last checkpoint written, "
+                           f"is kept (--resume {r})")
+    assert read_checkpoint(r / "last.pt")["extra"]["step"] == 1  # the save was cut
+    assert not list(r.glob(".*.tmp"))

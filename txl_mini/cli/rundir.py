@@ -105,6 +105,15 @@ def clear_run_dir(d: str) -> None:
             os.remove(os.path.join(d, f))
 
 
+def kept(d) -> str:
+    """What a run that stopped abnormally leaves, and how to go on."""
+    path = os.path.join(d or "", "last.pt")
+    if d and os.path.isfile(path):
+        return f"{path}, the last checkpoint written, is kept (--resume {d})"
+    return "no checkpoint was written yet" + (f" (--resume {d} starts it again)"
+                                              if d and is_run_dir(d) else "")
+
+
 def remove_created(created: list) -> None:
     """A run that fails before training leaves no empty directory behind."""
     for d in reversed(created):

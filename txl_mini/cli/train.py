@@ -175,6 +175,10 @@ def main(argv=None, on_step=None) -> int:
         old = stop.install_signal_handlers(stop_flag)
         try:
             run.train(stop_flag, on_step)
+        except Exception:  # e.g. torch.save's "unexpected pos" after an Abort in it
+            if stop_flag.get("abort"):
+                raise stop.Abort(stop_flag["abort"]) from None
+            raise
         finally:
             stop.restore_signal_handlers(old)
         if rank == 0:
@@ -187,8 +191,8 @@ def main(argv=None, on_step=None) -> int:
             print(str(e), file=sys.stderr if e.code == 1 else sys.stdout, flush=True)
         return e.code
     except stop.Abort as e:
-        return fail(PROG, f"{e.name} again: stopped at once without saving; the "
-                    "last checkpoint written is kept", stop.exit_code(e.name))
+        return fail(PROG, f"{e.name} again: stopped at once without saving; "
+                    f"{rundir.kept(args.run_dir)}", stop.exit_code(e.name))
     except KeyboardInterrupt:
         _clean_up(lock, created)
         return fail(PROG, "interrupted before training started; nothing was saved", 130)
