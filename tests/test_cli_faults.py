@@ -2,12 +2,14 @@
 full disk (subprocesses; each test failed before its fix)."""
 
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
 
 import pytest
+import torch
 
 from txl_mini.checkpoint import read_checkpoint
 
@@ -77,3 +79,60 @@ def test_second_ctrl_c_during_a_checkpoint_write_is_one_line(tmp_path, text):
                            f"is kept (--resume {r})")
     assert read_checkpoint(r / "last.pt")["extra"]["step"] == 1  # the save was cut
     assert not list(r.glob(".*.tmp"))
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """small_disk(kb): a real tmpfs of that size (needs root: skipped elsewhere)."""
+    mounted = []
+
+    def mount(kb):
+        d = tmp_path / f"disk{len(mounted)}"
+        d.mkdir()
+        res = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={kb}k", "tmpfs",
+                              str(d)], capture_output=True, text=True)
+        if res.returncode:
+            pytest.skip(f"cannot mount a tmpfs here: {res.stderr.strip()}")
+        mounted.append(d)
+        return d
+
+    yield mount
+    for d in mounted:
+        subprocess.run(["umount", str(d)], check=True)
+
+
+def test_a_full_disk_names_the_file_and_claims_nothing_unwritten(small_disk, text):
+    """Item 3: it said 'cannot write No space left on device; checkpoints already
+    written are kept' at the first save (close() raised, naming no file)."""
+    r = small_disk(24) / "r"  # config.json fits, the first last.pt does not
+    res = py("-m", "txl_mini", "train", *tiny(text, r, steps=4), "--save-every", "1")
+    assert res.returncode == 1 and "Traceback" not in res.stderr
+    assert res.stderr.strip() == (
+        f"python -m txl_mini train: error: cannot write {r}/last.pt: No space left "
+        f"on device; no checkpoint was written yet (--resume {r} starts it again)")
+    r = small_disk(128) / "r"  # the first last.pt fits
+    res = py("-m", "txl_mini", "train", *tiny(text, r, steps=4), "--save-every", "1")
+    assert res.returncode == 1 and res.stderr.count("\n") == 1, res.stderr
+    assert re.fullmatch(
+        rf"python -m txl_mini train: error: cannot write {r}/(last|best)\.pt: No "
+        rf"space left on device; {r}/last\.pt, the last checkpoint written, is kept "
+        rf"\(--resume {r}\)", res.stderr.strip()), res.stderr
+
+
+def test_a_run_that_died_before_its_first_checkpoint_resumes(small_disk, text,
+                                                             tmp_path):
+    """Item 4: --resume asked 'is it a run directory?' and a new run 'already exists;
+    pass --resume'. Now it starts again from step 0, bitwise a run never stopped."""
+    disk = small_disk(24)
+    r = disk / "r"
+    res = py("-m", "txl_mini", "train", *tiny(text, r, steps=4), "--save-every", "1")
+    assert res.returncode == 1 and sorted(os.listdir(r)) == ["config.json"]
+    subprocess.run(["mount", "-o", "remount,size=4m", str(disk)], check=True)
+    res = py("-m", "txl_mini", "train", "--resume", str(r))
+    assert res.returncode == 0 and "resuming at step 0" in res.stdout, res.stderr
+    whole = tmp_path / "whole"
+    assert py("-m", "txl_mini", "train", *tiny(text, whole, steps=4), "--save-every",
+              "1").returncode == 0
+    a, b = read_checkpoint(r / "last.pt"), read_checkpoint(whole / "last.pt")
+    assert a["extra"]["step"] == 4 and all(
+        torch.equal(v, b["state_dict"][k]) for k, v in a["state_dict"].items())

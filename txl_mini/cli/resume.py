@@ -2,7 +2,8 @@
 
 A resumed run takes every option from DIR/config.json except the few it may change
 (MAY_CHANGE). Its last.pt must hold the model config.json describes; a finished run
-says so and writes nothing.
+says so and writes nothing; a run that stopped before its first last.pt starts again
+from step 0 with its own options.
 """
 
 from __future__ import annotations
@@ -34,10 +35,9 @@ def explicit_options(parser: argparse.ArgumentParser, argv) -> set[str]:
 def restore_options(args, argv, parser: argparse.ArgumentParser) -> dict:
     """Set every option from DIR/config.json but those given (of MAY_CHANGE); returns
     config.json. A different --threads continues the run, but not bitwise exactly."""
-    for f in ("config.json", "last.pt"):
-        if not os.path.isfile(os.path.join(args.resume, f)):
-            raise UsageError(f"--resume {args.resume}: no {f} there; is it a run "
-                             "directory written by python -m txl_mini train?")
+    if not os.path.isfile(os.path.join(args.resume, "config.json")):
+        raise UsageError(f"--resume {args.resume}: no config.json there; is it a run "
+                         "directory written by python -m txl_mini train?")
     given = explicit_options(parser, argv)
     refused = given - set(MAY_CHANGE)
     if refused:
@@ -63,8 +63,11 @@ def restore_options(args, argv, parser: argparse.ArgumentParser) -> dict:
 
 
 def read_last(run_dir: str, config: dict, steps: int, device) -> dict:
-    """DIR/last.pt, checked against config.json; Finished if no step is left."""
+    """DIR/last.pt, checked against config.json; Finished if no step is left; None
+    if the run stopped before its first checkpoint (it starts again from step 0)."""
     path = os.path.join(run_dir, "last.pt")
+    if not os.path.exists(path):
+        return None
     ckpt = read_checkpoint(path, device)
     extra = ckpt.get("extra")
     if not isinstance(extra, dict) or "step" not in extra:

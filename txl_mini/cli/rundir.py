@@ -124,7 +124,7 @@ def remove_created(created: list) -> None:
 
 
 @contextmanager
-def _naming(path: str):
+def naming(path: str):
     """An OSError while writing `path` names it (a full disk says where)."""
     try:
         yield
@@ -135,7 +135,7 @@ def _naming(path: str):
 
 
 def write_json(path: str, obj) -> None:
-    with _naming(path), atomic_path(path) as tmp:
+    with naming(path), atomic_path(path) as tmp:
         with open(tmp, "w") as f:
             json.dump(obj, f, indent=1)
 
@@ -156,14 +156,14 @@ def read_metrics(run_dir: str) -> list[dict]:
 
 def append_metrics(run_dir: str, record: dict) -> None:
     path = os.path.join(run_dir, "metrics.jsonl")
-    with _naming(path), open(path, "a") as f:
+    with naming(path), open(path, "a") as f:
         f.write(json.dumps(record) + "\n")
 
 
 def rewrite_metrics(run_dir: str, history: list[dict]) -> None:
     """Drop lines logged after the checkpoint we resume from (a crash leaves some)."""
     path = os.path.join(run_dir, "metrics.jsonl")
-    with _naming(path), atomic_path(path) as tmp:
+    with naming(path), atomic_path(path) as tmp:
         with open(tmp, "w") as f:
             f.writelines(json.dumps(h) + "\n" for h in history)
 
@@ -191,7 +191,7 @@ def plot_curves(run_dir: str, history: list[dict]) -> bool:
     fig.tight_layout()
     path = os.path.join(run_dir, "curves.png")
     try:
-        with _naming(path), atomic_path(path) as tmp:
+        with naming(path), atomic_path(path) as tmp:
             fig.savefig(tmp, dpi=100, format="png")
     finally:
         plt.close(fig)

@@ -7,6 +7,7 @@ Options are parsed and every value checked before any corpus is built; the run i
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 from dataclasses import asdict
@@ -41,6 +42,7 @@ from .resume import Finished, read_last, restore_options
 from .run import Run, RunError
 
 PROG = "python -m txl_mini train"
+WRITE_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -204,9 +206,10 @@ def main(argv=None, on_step=None) -> int:
         return fail(PROG, f"error: {e}", 1)
     except OSError as e:  # a full disk, a directory that went away
         _clean_up(lock, created)
-        where = f"{e.filename}: " if e.filename else ""
-        return fail(PROG, f"error: cannot write {where}{e.strerror or e}; "
-                    "checkpoints already written are kept", 1)
+        what = f"{e.filename}: {e.strerror}" if e.filename else str(e.strerror or e)
+        if e.errno in WRITE_ERRORS:
+            what = "cannot write " + what
+        return fail(PROG, f"error: {what}; {rundir.kept(args.run_dir)}", 1)
     finally:
         _release(lock)
         if distributed and dist.is_initialized():
