@@ -136,3 +136,36 @@ def test_a_run_that_died_before_its_first_checkpoint_resumes(small_disk, text,
     a, b = read_checkpoint(r / "last.pt"), read_checkpoint(whole / "last.pt")
     assert a["extra"]["step"] == 4 and all(
         torch.equal(v, b["state_dict"][k]) for k, v in a["state_dict"].items())
+
+
+def into_closed_pipe(argv, lines):
+    """`python -m txl_mini ARGV | head -LINES`: the reader goes after LINES lines
+    (0: before anything is written)."""
+    read, write = os.pipe()
+    proc = subprocess.Popen([sys.executable, "-m", "txl_mini", *argv], env=ENV,
+                            stdout=write, stderr=subprocess.PIPE, text=True)
+    os.close(write)
+    with os.fdopen(read) as reader:
+        for _ in range(lines):
+            reader.readline()
+    _, err = proc.communicate(timeout=300)
+    return proc.returncode, err
+
+
+def test_a_pipe_closed_early_is_quiet(tmp_path, text):
+    """Item 5: evaluate, bench, data printed a BrokenPipeError traceback; train, after
+    a run that succeeded, 'cannot write Broken pipe' with exit 1. Now: nothing more
+    and 141 (128 + SIGPIPE), as sample did and as a writer killed by SIGPIPE does."""
+    r = tmp_path / "r"
+    runs = [(["train", *tiny(text, r)], 1),
+            (["evaluate", str(r), "--path", text, "--quiet"], 1),
+            (["data", "offline", "--chars", "20000", "--out", str(tmp_path / "o")], 0),
+            (["data", "stats", text], 0),
+            (["bench", "--quick"], 1)]
+    for argv, lines in runs:
+        code, err = into_closed_pipe(argv, lines)
+        assert code == 141, (argv, err)
+        assert "Traceback" not in err and "Broken pipe" not in err, (argv, err)
+        assert "Exception ignored" not in err, (argv, err)
+        if argv[0] == "train":  # the run itself finished
+            assert read_checkpoint(r / "last.pt")["extra"]["step"] == 2

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 import time
 
@@ -59,10 +58,6 @@ def main(argv=None) -> int:
         return _main(args)
     except KeyboardInterrupt:
         return interrupted(PROG)
-    except BrokenPipeError:  # `... | head -c 50`: the reader has all it wanted
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())  # no second error when Python flushes
-        return 141  # 128 + SIGPIPE, as a killed writer would
 
 
 def _main(args) -> int:

@@ -204,6 +204,8 @@ def main(argv=None, on_step=None) -> int:
     except (RunError, DataError, CheckpointError, ValueError) as e:
         _clean_up(lock, created)
         return fail(PROG, f"error: {e}", 1)
+    except BrokenPipeError:  # `train ... | head -1`: cli/__init__.py says nothing
+        raise
     except OSError as e:  # a full disk, a directory that went away
         _clean_up(lock, created)
         what = f"{e.filename}: {e.strerror}" if e.filename else str(e.strerror or e)
