@@ -169,3 +169,17 @@ def test_a_pipe_closed_early_is_quiet(tmp_path, text):
         assert "Exception ignored" not in err, (argv, err)
         if argv[0] == "train":  # the run itself finished
             assert read_checkpoint(r / "last.pt")["extra"]["step"] == 2
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc (Linux)")
+def test_ctrl_c_during_data_offline_is_one_line(tmp_path):
+    """Item 6: a KeyboardInterrupt traceback; now one line, 130, no file, no temp."""
+    out = tmp_path / "o.txt"
+    proc = start(["data", "offline", "--chars", "100000000", "--out", str(out)])
+    wait_for(lambda: "libtorch" in open(f"/proc/{proc.pid}/maps").read())
+    time.sleep(8)  # the rest of the imports: then it generates for minutes
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    assert err.strip() == "python -m txl_mini data: interrupted"
+    assert os.listdir(tmp_path) == []
