@@ -1,6 +1,7 @@
 """The command lines as a user's shell runs them: old spellings, signals, pipes, a
 full disk (subprocesses; each test failed before its fix)."""
 
+import json
 import os
 import re
 import signal
@@ -183,3 +184,55 @@ def test_ctrl_c_during_data_offline_is_one_line(tmp_path):
     assert proc.returncode == 130 and "Traceback" not in err, err
     assert err.strip() == "python -m txl_mini data: interrupted"
     assert os.listdir(tmp_path) == []
+
+
+def test_data_offline_sweeps_what_a_kill_9_left(tmp_path):
+    """Item 7: a kill -9 of `data offline` mid-write left its .tmp file forever."""
+    out = tmp_path / "o.txt"
+    proc = start(["data", "offline", "--chars", "10000000", "--out", str(out)])
+    wait_for(lambda: list(tmp_path.glob(".o.txt.*.tmp")))  # the write is under way
+    proc.kill()
+    proc.wait()
+    [left] = list(tmp_path.glob(".o.txt.*.tmp"))
+    assert not out.exists()
+    old = time.time() - 120
+    os.utime(left, (old, old))  # untouched for two minutes: dead
+    live = tmp_path / ".o.txt.another.tmp"  # a write in progress elsewhere is kept
+    live.write_text("x")
+    res = py("-m", "txl_mini", "data", "offline", "--chars", "2000", "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    assert sorted(os.listdir(tmp_path)) == [live.name, "o.txt"]
+
+
+def test_resume_keeps_metrics_after_a_corrupt_line(tmp_path, text):
+    """Item 7: a corrupt middle line in metrics.jsonl dropped every later line."""
+    r = tmp_path / "r"
+    argv = [*tiny(text, r, steps=6), "--log-every", "1", "--eval-every", "100"]
+    assert py("-m", "txl_mini", "train", *argv, "--pause-at", "4").returncode == 0
+    metrics = r / "metrics.jsonl"
+    lines = metrics.read_text().splitlines()
+    lines[1] = '{"step": 2, "lo'  # steps 1-4 logged; step 2's line damaged
+    metrics.write_text("\n".join(lines) + "\n")
+    res = py("-m", "txl_mini", "train", "--resume", str(r))
+    assert res.returncode == 0, res.stderr
+    assert f"note: {metrics} line 2 is not a metrics record" in res.stderr
+    steps = [json.loads(x)["step"] for x in metrics.read_text().splitlines()]
+    assert steps == [1, 3, 4, 5, 6, 6]  # 6 twice: its loss and its validation
+
+
+@pytest.mark.parametrize("edit, line", [
+    ({"steps": "10"}, 'has steps = "10", not a valid --steps value'),
+    ({"preset": "huge"}, 'has preset = "huge", not a valid --preset value'),
+    ({"vanilla": 1}, "has vanilla = 1, not a valid --vanilla value"),
+])
+def test_a_hand_edited_config_is_one_line(tmp_path, text, edit, line):
+    """Item 7: a wrong type in config.json gave a TypeError traceback."""
+    r = tmp_path / "r"
+    assert py("-m", "txl_mini", "train", *tiny(text, r, steps=4),
+              "--pause-at", "2").returncode == 0
+    config = json.loads((r / "config.json").read_text())
+    config["args"].update(edit)
+    (r / "config.json").write_text(json.dumps(config))
+    res = py("-m", "txl_mini", "train", "--resume", str(r))
+    assert res.returncode == 2 and res.stderr.strip() == (
+        f"python -m txl_mini train: error: --resume {r}: config.json {line}")

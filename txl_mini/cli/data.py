@@ -13,8 +13,13 @@ import numpy as np
 
 from ..corpus import make_offline_corpus, write_offline_corpus
 from ..data import MAX_OFFLINE_CHARS, OFFLINE_CHARS, read_text_file
+from ..files import remove_stale_temps
 from ..text8 import TEXT8_CHARS, DataError, load_text8
 from .options import HelpFormatter
+
+# A temporary file of ours untouched this long is dead: a live write renames its own
+# within seconds of creating it (the corpus is generated before the file is opened).
+STALE_TEMP_S = 60
 
 
 def _print_stats(text: str, label: str) -> None:
@@ -62,6 +67,9 @@ def _cmd_offline(args: argparse.Namespace) -> None:
             )
         if not os.access(folder, os.W_OK):
             raise DataError(f"{opt} {path}: directory {folder} is not writable")
+    for path in (args.out, args.deps_out):  # what a kill -9 mid-write left here
+        if path is not None:
+            remove_stale_temps(path, older_than=STALE_TEMP_S)
     corpus = make_offline_corpus(args.chars, seed=args.seed, distances=args.distances)
     write_offline_corpus(corpus, args.out, deps_path=args.deps_out)
     print(f"wrote {len(corpus.text):,} chars of corpus '{corpus.name}' "

@@ -48,6 +48,8 @@ def restore_options(args, argv, parser: argparse.ArgumentParser) -> dict:
         with open(os.path.join(args.resume, "config.json")) as f:
             config = json.load(f)
         saved = config["args"]
+        if not isinstance(saved, dict):
+            raise TypeError("its 'args' is not an object")
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise UsageError(
             f"--resume {args.resume}: cannot read config.json ({e})") from None
@@ -56,10 +58,26 @@ def restore_options(args, argv, parser: argparse.ArgumentParser) -> dict:
         print(f"note: the run trained with --threads {was}; with {args.threads} it "
               "continues, but not bitwise as it would have (floating-point sums "
               "split differently)", file=sys.stderr)
+    check_types(parser, saved, f"--resume {args.resume}: config.json")
     for k, v in saved.items():
         if k not in given and k not in ("resume", "run_dir", "pause_at"):
             setattr(args, k, v)
     return config
+
+
+def check_types(parser: argparse.ArgumentParser, saved: dict, where: str) -> None:
+    """A hand-edited config.json: each option's value of the type (and among the
+    choices) its option takes, or one line naming it."""
+    for action in parser._actions:
+        v = saved.get(action.dest)
+        if v is None or action.dest == "help":
+            continue
+        want = action.type or (bool if action.nargs == 0 else str)
+        ok = isinstance(v, want) and not (want is int and isinstance(v, bool))
+        ok = ok or (want is float and type(v) is int)
+        if not ok or (action.choices and v not in action.choices):
+            raise UsageError(f"{where} has {action.dest} = {json.dumps(v)}, not a "
+                             f"valid {action.option_strings[0]} value")
 
 
 def read_last(run_dir: str, config: dict, steps: int, device) -> dict:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 from contextlib import contextmanager
 
@@ -144,13 +145,19 @@ def read_metrics(run_dir: str) -> list[dict]:
     path = os.path.join(run_dir, "metrics.jsonl")
     if not os.path.exists(path):
         return []
-    out = []
     with open(path) as f:
-        for line in f:
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError:  # a line cut off by a crash
-                break
+        lines = f.readlines()
+    out = []
+    for i, line in enumerate(lines):
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            record = None
+        if isinstance(record, dict) and isinstance(record.get("step"), int):
+            out.append(record)
+        elif i < len(lines) - 1:  # not just the last line, cut off by a crash
+            print(f"note: {path} line {i + 1} is not a metrics record; it is left "
+                  "out, the lines after it are kept", file=sys.stderr)
     return out
 
 
