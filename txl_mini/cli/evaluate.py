@@ -60,7 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="every query sees the same number of keys (needs memory)")
     p.add_argument("--batch-size", type=int, default=1,
                    help="B parallel streams (sliding: windows at once; 1 means 64 "
-                   "windows); --batch-size 8 is about 10x faster than 1 on a CPU")
+                   "windows); more streams at once is usually faster on a CPU, by "
+                   "a factor that depends on the machine (the time is printed)")
     p.add_argument("--no-cache", action="store_true",
                    help="Transformer-XL: re-project the memory every segment instead "
                    "of keeping its keys and values (the same bpc, slower)")
