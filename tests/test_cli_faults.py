@@ -246,3 +246,58 @@ def test_help_claims_no_speed_factor(command):
     res = py("-m", "txl_mini", command, "--help")
     assert res.returncode == 0
     assert not re.search(r"\d+(\.\d+)?x (faster|slower)", " ".join(res.stdout.split()))
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    from cli_text import words
+    d = tmp_path_factory.mktemp("item9")
+    (d / "text.txt").write_text(words(2000))
+    (d / "empty.txt").write_text("")
+    (d / "no_checkpoint").mkdir()
+    assert py("-m", "txl_mini", "train", *tiny(str(d / "text.txt"), d / "r")
+              ).returncode == 0
+    return d
+
+
+@pytest.mark.parametrize("argv, code, line", [
+    (["train", "--steps", "x"], 2,
+     "train: error: argument --steps: invalid int value: 'x' (see --help)"),
+    (["train", "--preset", "tiny", "--run-dir", ""], 2,
+     "train: error: --run-dir is empty; give a path"),
+    (["train", "--preset", "tiny", "--path", "{d}/empty.txt", "--run-dir", "{d}/e"], 2,
+     "train: error: --path {d}/empty.txt is empty: there is no text in it"),
+    (["evaluate", "{d}/no_checkpoint"], 2,
+     "evaluate: error: {d}/no_checkpoint is a directory with no best.pt or last.pt"),
+    (["sample", "{d}/r", "--chars", "-1"], 2, "sample: error: --chars must be >= 0"),
+    (["sample", "{d}/r", "--top-k", "0"], 2, "sample: error: --top-k must be >= 1"),
+    (["data", "offline", "--chars", "2000", "--distances", "64,5000", "--out",
+      "{d}/o.txt"], 1, "data: error: --distances 5000: no name fits that far apart"),
+])
+def test_smaller_faults_are_one_clear_line(run_dir, argv, code, line):
+    """Item 9: argparse's usage block, 'cannot write to : ...', 'is a directory',
+    a cryptic split message, an option not named, silence on distances too long."""
+    d = str(run_dir)
+    res = py("-m", "txl_mini", *[a.replace("{d}", d) for a in argv])
+    assert res.returncode == code and res.stderr.count("\n") == 1, res.stderr
+    assert res.stderr.startswith("python -m txl_mini " + line.replace("{d}", d))
+    assert not (run_dir / "e").exists() and not (run_dir / "o.txt").exists()
+
+
+def test_sample_lowercases_and_has_threads_and_quiet(run_dir):
+    """Item 9: sample refused the uppercase that train and evaluate lowercase, and had
+    no --threads or --quiet."""
+    res = py("-m", "txl_mini", "sample", str(run_dir / "r"), "--prompt", "The Cat",
+             "--chars", "5", "--seed", "0", "--threads", "1", "--quiet")
+    assert res.returncode == 0 and res.stderr == "", res.stderr
+    assert res.stdout.startswith("the cat") and len(res.stdout) == len("the cat") + 6
+
+
+def test_train_says_processes_threads_and_a_warmup_it_never_ends(run_dir):
+    """Item 9: 'device: cpu x 1' with --threads 2; --warmup >= --steps was silent."""
+    res = py("-m", "txl_mini", "train", *tiny(str(run_dir / "text.txt"),
+             run_dir / "w"), "--threads", "2", "--warmup", "50")
+    assert res.returncode == 0
+    assert "device: cpu x 1 process, 2 threads;" in res.stdout
+    assert res.stderr == ("python -m txl_mini train: note: --warmup 50 >= --steps 2: "
+                          "the learning rate never reaches --lr 0.001\n")

@@ -34,6 +34,7 @@ from .bench_profile import format_profile, profile_step
 from .bench_train import bench_training, matmul_flops, train_config
 from .options import (
     HelpFormatter,
+    Parser,
     UsageError,
     check_at_least,
     check_threads,
@@ -46,7 +47,7 @@ PROG = "python -m txl_mini bench"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0],
+    ap = Parser(prog=PROG, description=__doc__.splitlines()[0],
                                  formatter_class=HelpFormatter)
     add = ap.add_argument
     add("--quick", action="store_true", help="small smoke run (< 60 s on a CPU)")

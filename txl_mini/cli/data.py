@@ -15,7 +15,7 @@ from ..corpus import make_offline_corpus, write_offline_corpus
 from ..data import MAX_OFFLINE_CHARS, OFFLINE_CHARS, read_text_file
 from ..files import remove_stale_temps
 from ..text8 import TEXT8_CHARS, DataError, load_text8
-from .options import HelpFormatter
+from .options import HelpFormatter, Parser
 
 # A temporary file of ours untouched this long is dead: a live write renames its own
 # within seconds of creating it (the corpus is generated before the file is opened).
@@ -71,6 +71,11 @@ def _cmd_offline(args: argparse.Namespace) -> None:
         if path is not None:
             remove_stale_temps(path, older_than=STALE_TEMP_S)
     corpus = make_offline_corpus(args.chars, seed=args.seed, distances=args.distances)
+    planted = {x.distance for x in corpus.deps}
+    empty = [d for d in corpus.distances if d not in planted]
+    if empty:  # before anything is written
+        raise DataError(f"--distances {empty[0]}: no name fits that far apart in "
+                        f"{args.chars:,} characters; lower it or raise --chars")
     write_offline_corpus(corpus, args.out, deps_path=args.deps_out)
     print(f"wrote {len(corpus.text):,} chars of corpus '{corpus.name}' "
           f"(seed {args.seed}) to {args.out}")
@@ -95,7 +100,7 @@ def _distances(s: str) -> Tuple[int, ...]:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """`python -m txl_mini data ...`; returns the exit status."""
     fmt = HelpFormatter  # --help shows every default
-    ap = argparse.ArgumentParser(prog="python -m txl_mini data",
+    ap = Parser(prog="python -m txl_mini data",
                                  description="Fetch and verify text8, print corpus "
                                  "statistics, or write the offline corpus.",
                                  formatter_class=fmt)

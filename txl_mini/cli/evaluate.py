@@ -13,9 +13,11 @@ from ..checkpoint import CheckpointError, load_checkpoint
 from ..data import CORPORA, OFFLINE_CHARS, load_corpus_split
 from ..evaluate import evaluate_segments, evaluate_sliding_window
 from ..text8 import DataError
+from .corpus import check_not_empty
 from .options import (
     DEVICES,
     HelpFormatter,
+    Parser,
     UsageError,
     check_at_least,
     check_clamp_len,
@@ -31,7 +33,7 @@ PROG = "python -m txl_mini evaluate"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog=PROG, formatter_class=HelpFormatter,
         description="Bits per character of a trained checkpoint.")
     p.add_argument("checkpoint", help="a .pt file, or a run directory (its best.pt), "
@@ -133,6 +135,7 @@ def _main(args) -> int:
         cfg, B = model.cfg, args.batch_size
         check_memory(cfg.replace(seg_len=L), B, M, False, device)
         corpus, corpus_path = corpus_of(args, meta, path)
+        check_not_empty(corpus_path)
         tokens = load_corpus_split(
             corpus, args.split, corpus_path, meta.get("offline_chars", OFFLINE_CHARS)
         )[: args.chars]

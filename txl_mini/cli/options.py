@@ -31,6 +31,14 @@ def fail(prog: str, msg: str, code: int = 2) -> int:
     return code
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, but a bad option is one line (not the usage block) and exit 2."""
+
+    def error(self, message):
+        print(f"{self.prog}: error: {message} (see --help)", file=sys.stderr)
+        raise SystemExit(2)
+
+
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
     """--help shows a default only where there is one to show (not None, not False)
     and the help text does not already say it."""
@@ -222,6 +230,8 @@ def checkpoint_path(path: str) -> str:
         for name in ("best.pt", "last.pt"):
             if os.path.isfile(os.path.join(path, name)):
                 return os.path.join(path, name)
+        raise UsageError(f"{path} is a directory with no best.pt or last.pt in it "
+                         "(a run before its first checkpoint?); give a checkpoint")
     return path
 
 

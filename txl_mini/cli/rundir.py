@@ -14,6 +14,7 @@ import os
 import sys
 import tempfile
 from contextlib import contextmanager
+from dataclasses import asdict
 
 from ..files import TEMP_SUFFIX, atomic_path, remove_stale_temps
 from .lock import LOCK_NAME, RunLock
@@ -203,3 +204,35 @@ def plot_curves(run_dir: str, history: list[dict]) -> bool:
     finally:
         plt.close(fig)
     return True
+
+
+def summary(args, run, valid) -> None:
+    last = run.history[-1].get("val_bpc", 0)
+    print(f"trained {run.tc.steps} steps; validation {last:.3f} bpc on "
+          f"{len(valid):,} {args.corpus} chars (best {run.best:.3f}); wrote "
+          f"{run.dir}/last.pt and best.pt" + (f" and {args.out}" if args.out else ""))
+    if not os.path.exists(os.path.join(run.dir, "curves.png")):
+        print("note: matplotlib is not installed, so no curves.png was drawn")
+
+
+def announce(args, run, corpus, tokens, device, world) -> None:
+    """config.json (a new run) or the trimmed metrics (a resumed one), and one line
+    (with a note if the warm-up outlasts the run)."""
+    if args.resume:
+        rewrite_metrics(run.dir, run.history)
+    else:
+        write_json(os.path.join(run.dir, "config.json"), {"args": vars(args),
+            "model": asdict(run.model.cfg), "model_class": type(run.model).__name__,
+            "corpus": corpus, "world_size": world})
+    where = f" ({args.path})" if args.path else ""
+    again = f"; resuming at step {run.step}" if args.resume else ""
+    print(f"corpus: {args.corpus}{where}, {len(tokens):,} training chars; device: "
+          f"{device} x {world} process{'es' if world > 1 else ''}"
+          + (f", {args.threads} threads" if device.type == "cpu" else "") +
+          f"; {type(run.model).__name__} with "
+          f"{run.model.num_params():,} parameters; run dir: {run.dir}{again}",
+          flush=True)
+    if args.warmup >= args.steps and not args.resume:
+        print(f"python -m txl_mini train: note: --warmup {args.warmup} >= --steps "
+              f"{args.steps}: the learning rate never reaches --lr {args.lr}",
+              file=sys.stderr)

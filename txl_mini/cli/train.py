@@ -10,7 +10,6 @@ import argparse
 import errno
 import os
 import sys
-from dataclasses import asdict
 
 import torch
 import torch.distributed as dist
@@ -26,6 +25,7 @@ from .ddp import any_rank, rank_world
 from .options import (
     DEVICES,
     HelpFormatter,
+    Parser,
     UsageError,
     add_model_options,
     check_at_least,
@@ -46,7 +46,7 @@ WRITE_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=PROG, formatter_class=HelpFormatter,
+    p = Parser(prog=PROG, formatter_class=HelpFormatter,
         description="Train a char-level Transformer-XL (or the vanilla baseline) with "
         "checkpoints, exact resume and clean Ctrl-C. Several GPUs: "
         "torchrun --nproc_per_node N -m txl_mini train ...")
@@ -103,6 +103,9 @@ def check_values(args) -> None:
     check_positive_finite(args, ("lr", "clip"))
     check_seed(args.seed)
     check_threads(args.threads)
+    for name in ("run_dir", "out", "path"):
+        if getattr(args, name) == "":
+            raise UsageError(f"--{name.replace('_', '-')} is empty; give a path")
     if args.offline_chars > MAX_OFFLINE_CHARS:
         raise UsageError(f"--offline-chars must be <= {MAX_OFFLINE_CHARS:,} (text8's "
                          f"size), got {args.offline_chars:,}")
@@ -172,7 +175,7 @@ def main(argv=None, on_step=None) -> int:
             rundir.clear_run_dir(args.run_dir)
         run = Run(args, cfg, tc, tokens, valid, corpus, device, args.vanilla, last)
         if rank == 0:
-            _announce(args, run, corpus, tokens, device, world)
+            rundir.announce(args, run, corpus, tokens, device, world)
         stop_flag: dict = {}
         old = stop.install_signal_handlers(stop_flag)
         try:
@@ -184,7 +187,7 @@ def main(argv=None, on_step=None) -> int:
         finally:
             stop.restore_signal_handlers(old)
         if rank == 0:
-            _summary(args, run, valid)
+            rundir.summary(args, run, valid)
         return 0
     except Finished as e:
         return fail(PROG, str(e), 0)
@@ -227,31 +230,6 @@ def _clean_up(lock, created: list) -> None:
     """A run that failed before it trained: unlock, then remove what it made."""
     _release(lock)
     rundir.remove_created(created)
-
-
-def _summary(args, run, valid) -> None:
-    last = run.history[-1].get("val_bpc", 0)
-    print(f"trained {run.tc.steps} steps; validation {last:.3f} bpc on "
-          f"{len(valid):,} {args.corpus} chars (best {run.best:.3f}); wrote "
-          f"{run.dir}/last.pt and best.pt" + (f" and {args.out}" if args.out else ""))
-    if not os.path.exists(os.path.join(run.dir, "curves.png")):
-        print("note: matplotlib is not installed, so no curves.png was drawn")
-
-
-def _announce(args, run, corpus, tokens, device, world) -> None:
-    """config.json (a new run) or the trimmed metrics (a resumed one), and one line."""
-    if args.resume:
-        rundir.rewrite_metrics(run.dir, run.history)
-    else:
-        rundir.write_json(os.path.join(run.dir, "config.json"), {"args": vars(args),
-            "model": asdict(run.model.cfg), "model_class": type(run.model).__name__,
-            "corpus": corpus, "world_size": world})
-    where = f" ({args.path})" if args.path else ""
-    again = f"; resuming at step {run.step}" if args.resume else ""
-    print(f"corpus: {args.corpus}{where}, {len(tokens):,} training chars; device: "
-          f"{device} x {world}; {type(run.model).__name__} with "
-          f"{run.model.num_params():,} parameters; run dir: {run.dir}{again}",
-          flush=True)
 
 
 if __name__ == "__main__":  # python -m txl_mini.cli.train: the same command
