@@ -301,3 +301,19 @@ def test_train_says_processes_threads_and_a_warmup_it_never_ends(run_dir):
     assert "device: cpu x 1 process, 2 threads;" in res.stdout
     assert res.stderr == ("python -m txl_mini train: note: --warmup 50 >= --steps 2: "
                           "the learning rate never reaches --lr 0.001\n")
+
+
+def test_the_books_zoo_and_cue_checkpoints_evaluate_from_the_command_line():
+    """Item 9: they said 'trained on a corpus evaluate cannot rebuild'. They record
+    their generator's settings; evaluate generates that corpus again, and on the
+    validation split gives the bpc the zoo recorded when it trained the model."""
+    zoo = os.path.join(ROOT, "book", "zoo", "ch4_xl_s1.pt")
+    res = py("-m", "txl_mini", "evaluate", zoo, "--split", "valid", "--batch-size",
+             "4", "--chars", "1000000", "--json")
+    assert res.returncode == 0, res.stderr
+    got = json.loads(res.stdout)
+    meta = read_checkpoint(zoo)["meta"]
+    assert got["chars"] == 50_000 and abs(got["bpc"] - meta["valid_bpc"]) < 1e-4
+    cue = os.path.join(ROOT, "book", "checkpoints", "cue_xl.pt")
+    res = py("-m", "txl_mini", "evaluate", cue, "--chars", "2000", "--quiet")
+    assert res.returncode == 0 and "bpc over" in res.stdout, res.stderr

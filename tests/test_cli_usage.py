@@ -46,7 +46,7 @@ def ckpts(tmp_path_factory):
         for p in model.parameters():
             p.fill_(float("nan"))
     save_checkpoint(tmp / "allnan.pt", model, meta)
-    save_checkpoint(tmp / "foreign.pt", model, {"corpus": {"n_chars": 1000}})
+    save_checkpoint(tmp / "foreign.pt", model, {"corpus": "wikitext-103"})
     return tmp
 
 

@@ -10,7 +10,8 @@ import sys
 import torch
 
 from ..checkpoint import CheckpointError, load_checkpoint
-from ..data import CORPORA, OFFLINE_CHARS, load_corpus_split
+from ..corpus import make_offline_corpus
+from ..data import CORPORA, OFFLINE_CHARS, CharVocab, load_corpus_split
 from ..evaluate import evaluate_segments, evaluate_sliding_window
 from ..text8 import DataError
 from .corpus import check_not_empty
@@ -82,11 +83,30 @@ def corpus_of(args, meta: dict, path: str) -> tuple[str, str | None]:
     if args.corpus or args.path:
         return args.corpus or "offline", args.path
     corpus = meta.get("corpus", "offline")
+    if isinstance(corpus, dict):  # the generator's settings (book/zoo, cue models)
+        return corpus, None
     if corpus not in CORPORA:
         what = str(corpus) if len(str(corpus)) <= 60 else str(corpus)[:57] + "..."
         raise UsageError(f"{path} was trained on a corpus evaluate cannot rebuild "
                          f"({what}); pass --corpus and --path")
     return corpus, meta.get("corpus_path")
+
+
+def recorded_split(settings: dict, split: str):
+    """A split of the offline corpus a checkpoint records the generator settings of
+    (scripts/train_zoo.py, scripts/train_cue_models.py), generated again."""
+    try:
+        parts = make_offline_corpus(**settings).split()
+    except (TypeError, ValueError) as e:
+        raise UsageError(f"evaluate cannot rebuild the recorded corpus {settings} "
+                         f"({e}); pass --corpus and --path") from None
+    return CharVocab().encode(parts[("train", "valid", "test").index(split)].text)
+
+
+def _name(corpus) -> str:
+    if not isinstance(corpus, dict):
+        return str(corpus)
+    return "offline, generated with " + ", ".join(f"{k}={v}" for k, v in corpus.items())
 
 
 def settings(args, model) -> tuple[str, int, int]:
@@ -136,9 +156,10 @@ def _main(args) -> int:
         check_memory(cfg.replace(seg_len=L), B, M, False, device)
         corpus, corpus_path = corpus_of(args, meta, path)
         check_not_empty(corpus_path)
-        tokens = load_corpus_split(
-            corpus, args.split, corpus_path, meta.get("offline_chars", OFFLINE_CHARS)
-        )[: args.chars]
+        tokens = (recorded_split(corpus, args.split) if isinstance(corpus, dict)
+                  else load_corpus_split(corpus, args.split, corpus_path,
+                                         meta.get("offline_chars", OFFLINE_CHARS))
+                  )[: args.chars]
         if mode == "sliding" and len(tokens) <= L + 1:
             raise UsageError(f"--chars: the sliding window needs more than {L + 1} "
                              f"characters, got {len(tokens)}")
@@ -157,7 +178,8 @@ def _main(args) -> int:
     if not args.json:
         print(f"{path}: {type(model).__name__}, {mode}, L={L}, M={M}"
               f"{', key/value cache' if cache else ''}; corpus: "
-              f"{corpus} ({args.split}, first {len(tokens):,} characters)", flush=True)
+              f"{_name(corpus)} ({args.split}, first {len(tokens):,} characters)",
+              flush=True)
     if mode == "sliding":
         res = evaluate_sliding_window(
             model, tokens, context=L,
