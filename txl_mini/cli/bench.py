@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 import tempfile
@@ -151,6 +152,8 @@ def run_bench(args, device: torch.device) -> dict:
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else _cpu_name()
     print(f"device: {device} ({name}), torch threads: {torch.get_num_threads()}, "
           f"autocast: {amp_dtype}, compile: {args.compile}")
+    if args.compile:  # dynamo's graph-break advice is for torch developers: 21 lines
+        torch._logging.set_logs(dynamo=logging.ERROR)
 
     t0 = time.perf_counter()
     n = 512 if args.quick else 1024
