@@ -28,9 +28,9 @@ import torch
 from txl_mini.checkpoint import save_checkpoint
 from txl_mini.config import ModelConfig, preset
 from txl_mini.corpus import make_offline_corpus
-from txl_mini.data import CharVocab, batchify, iter_segments
+from txl_mini.data import CharVocab, batchify, segment_at
 from txl_mini.model import TransformerXL, VanillaTransformer
-from txl_mini.train import TrainConfig, lr_at
+from txl_mini.train import TrainConfig, train_steps
 
 # The cue sits exactly this many characters before each dependent character.
 DISTANCE = 24
@@ -79,35 +79,20 @@ def main(argv=None) -> int:
     tc = TrainConfig(steps=a.steps, batch_size=16, lr=a.lr, warmup=50, seed=a.seed)
     torch.manual_seed(a.seed)
     model = (VanillaTransformer if a.kind == "vanilla" else TransformerXL)(cfg)
-    streams, dep_streams = batchify(tokens, tc.batch_size), batchify(dep, tc.batch_size)
-    opt = torch.optim.Adam(model.parameters(), lr=tc.lr)
-    segs, dsegs, mems = (iter_segments(streams, cfg.seg_len),
-                         iter_segments(dep_streams, cfg.seg_len), None)
+    streams = batchify(tokens, tc.batch_size)  # (B, T), as train_steps cuts them
+    dep_streams = batchify(dep, tc.batch_size)  # (B, T), aligned with the tokens
     path = os.path.join(a.out, f"cue_{a.kind}.pt")
     dep_sum = dep_n = 0.0
     t0 = time.process_time()
-    for step in range(a.steps):
-        try:
-            x, y = next(segs)
-            _, dy = next(dsegs)
-        except StopIteration:
-            segs, dsegs, mems = (iter_segments(streams, cfg.seg_len),
-                                 iter_segments(dep_streams, cfg.seg_len), None)
-            x, y = next(segs)
-            _, dy = next(dsegs)
-        for g in opt.param_groups:
-            g["lr"] = lr_at(step, tc)
-        out = model(x, targets=y, mems=mems)
-        mems = out.mems
+    # the library's loop (txl_mini.train.train_steps): segments, memory, schedule
+    for step, pos, out in train_steps(model, tokens, tc):
+        _, y = segment_at(streams, pos, cfg.seg_len)
+        _, dy = segment_at(dep_streams, pos, cfg.seg_len)  # dependent targets
         with torch.no_grad():
             nll = torch.nn.functional.cross_entropy(
                 out.logits.reshape(-1, cfg.vocab_size), y.reshape(-1), reduction="none")
             dep_sum += nll[dy.reshape(-1)].sum().item()
             dep_n += int(dy.sum())
-        opt.zero_grad(set_to_none=True)
-        out.loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), tc.clip)
-        opt.step()
         if (step + 1) % a.save_every == 0 or step + 1 == a.steps:
             print(f"step {step + 1}: loss {out.loss.item():.3f} nats, dependent "
                   f"{dep_sum / max(dep_n, 1):.3f} nats, "

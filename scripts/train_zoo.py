@@ -36,10 +36,10 @@ import torch
 from txl_mini.checkpoint import save_checkpoint
 from txl_mini.config import preset
 from txl_mini.corpus import make_offline_corpus
-from txl_mini.data import CharVocab, batchify, iter_segments
+from txl_mini.data import CharVocab
 from txl_mini.evaluate import evaluate_segments
 from txl_mini.model import TransformerXL, VanillaTransformer
-from txl_mini.train import TrainConfig, lr_at, train_step
+from txl_mini.train import TrainConfig, train_steps
 
 SMALL = dict(n_head=4, d_head=16, d_model=64, d_inner=256, dropout=0.0)
 # The cue corpus of chapters 2 and 4 (scripts/train_cue_models.py): random-letter
@@ -108,27 +108,24 @@ def run_one(a) -> dict:
     torch.manual_seed(a.seed)
     model = build(a.group, a.variant).to(device)
     L = model.cfg.seg_len
-    opt = torch.optim.Adam(model.parameters(), lr=tc.lr)
-    streams = batchify(train_tokens, tc.batch_size).to(device)  # (B, T)
-    segments, mems = iter_segments(streams, L), None
+
+    def half(y):  # the paper's "half losses": score only the recent half
+        y = y.clone()
+        y[:, :L // 2] = -100  # cross_entropy's ignore_index
+        return y
+
     losses, curve, every = [], [], max(1, a.steps // CURVE_POINTS)
     t0 = time.time()
-    for step in range(a.stop_after or a.steps):
-        try:
-            x, y = next(segments)
-        except StopIteration:  # a pass done: start again with empty memory
-            segments, mems = iter_segments(streams, L), None
-            x, y = next(segments)
-        if a.half_loss:  # the paper's "half losses": score only the recent half
-            y = y.clone()
-            y[:, :L // 2] = -100  # cross_entropy's ignore_index
-        out = train_step(model, opt, x, y, mems, lr_at(step, tc), tc.clip)
-        mems = out.mems
+    # the library's loop (txl_mini.train.train_steps): segments, memory, schedule
+    for step, _, out in train_steps(model, train_tokens, tc,
+                                    half if a.half_loss else None):
         losses.append(out.loss.item())
         if (step + 1) % every == 0 or step + 1 == a.steps:
             bpc = evaluate_segments(model, valid_tokens, batch_size=4).bpc
             curve.append([step + 1, bpc])
             model.train()
+        if step + 1 == a.stop_after:
+            break
     record = dict(group=a.group, variant=a.variant, lr=a.lr, seed=a.seed,
                   steps=a.steps, half_loss=a.half_loss, device=str(device),
                   valid_bpc=curve[-1][1] if curve else None, valid_curve=curve,

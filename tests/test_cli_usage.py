@@ -46,7 +46,7 @@ def ckpts(tmp_path_factory):
         for p in model.parameters():
             p.fill_(float("nan"))
     save_checkpoint(tmp / "allnan.pt", model, meta)
-    save_checkpoint(tmp / "foreign.pt", model, {"corpus": {"n_chars": 1000}})
+    save_checkpoint(tmp / "foreign.pt", model, {"corpus": "wikitext-103"})
     return tmp
 
 
@@ -112,7 +112,7 @@ def test_sample_accepts_a_run_directory_and_device(ckpts, cli):
 @pytest.mark.parametrize("args, words", [
     (["--temperature", "nan"], "--temperature must be a finite number"),
     (["--seed", str(10**26)], "--seed must be between 0 and"),
-    (["--prompt", "The"], "write the prompt in lowercase"),
+    (["--prompt", "the!"], "'!' is not in text8's alphabet"),
 ])
 def test_sample_bad_values_are_one_line(ckpts, cli, args, words):
     """Items 13 and 20."""

@@ -186,3 +186,7 @@ def load_corpus_split(corpus: str, split: str = "train", path: Optional[str] = N
                              f"chars, got {offline_chars:,}")
         splits = offline_splits(offline_chars, seed=0)
     return CharVocab().encode(getattr(splits, split))
+
+
+if __name__ == "__main__":  # not the command line, which is in txl_mini/cli/
+    raise SystemExit("use: python -m txl_mini data ...")

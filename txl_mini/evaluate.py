@@ -158,3 +158,7 @@ def loss_by_position(token_nats: torch.Tensor, seg_len: int) -> torch.Tensor:
     # (B, S, L)
     per_seg = token_nats[:, 1:1 + n_full * seg_len].reshape(B, n_full, seg_len)
     return per_seg.mean(dim=(0, 1))  # (L,)
+
+
+if __name__ == "__main__":  # not the command line, which is in txl_mini/cli/
+    raise SystemExit("use: python -m txl_mini evaluate ...")

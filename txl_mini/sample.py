@@ -122,3 +122,7 @@ def time_per_char(model, prompt: torch.Tensor, n_chars: int, **kwargs) -> float:
     start = time.perf_counter()
     generate(model, prompt, n_chars, **kwargs)
     return (time.perf_counter() - start) / max(1, n_chars)
+
+
+if __name__ == "__main__":  # not the command line, which is in txl_mini/cli/
+    raise SystemExit("use: python -m txl_mini sample ...")

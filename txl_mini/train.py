@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import torch
 from tqdm import tqdm  # plain text bars: no widget warnings in notebooks
 
-from .data import batchify, iter_segments
+from .data import batchify, segment_at
 
 
 @dataclass(frozen=True)
@@ -77,21 +77,36 @@ def train(model, tokens: torch.Tensor, tc: TrainConfig = TrainConfig(),
     empty memory.
     For long runs (checkpoints, resume, Ctrl-C) use `python -m txl_mini train`.
     """
-    device = next(model.parameters()).device
-    streams = batchify(tokens, tc.batch_size).to(device)  # (B, T)
-    opt = torch.optim.Adam(model.parameters(), lr=tc.lr)
-    model.train()
     losses: list[float] = []
-    segments, mems = iter_segments(streams, model.cfg.seg_len), None
-    for step in tqdm(range(tc.steps), disable=not progress, desc="train"):
-        try:
-            x, y = next(segments)
-        except StopIteration:  # one pass over the data done: start again, memory reset
-            segments, mems = iter_segments(streams, model.cfg.seg_len), None
-            x, y = next(segments)
-        out = train_step(model, opt, x, y, mems, lr_at(step, tc), tc.clip)
-        mems = out.mems  # already detached: no gradient into the previous segment
+    steps = tqdm(train_steps(model, tokens, tc), total=tc.steps, disable=not progress,
+                 desc="train")
+    for step, _, out in steps:
         losses.append(out.loss.item())
         if log_every and (step + 1) % log_every == 0:
             tqdm.write(f"step {step + 1}: loss {out.loss.item():.3f} nats")
     return losses
+
+
+def train_steps(model, tokens: torch.Tensor, tc: TrainConfig, targets=None):
+    """`train`'s loop one step at a time, for scripts that watch it: yields
+    (step, pos, out) after each update, the segment trained being
+    streams[:, pos:pos + l] of `batchify(tokens, tc.batch_size)`; `targets(y) -> y`
+    may change a segment's targets (B, l) before its step (-100: not scored)."""
+    device = next(model.parameters()).device
+    streams = batchify(tokens, tc.batch_size).to(device)  # (B, T)
+    opt = torch.optim.Adam(model.parameters(), lr=tc.lr)
+    model.train()
+    pos, mems = 0, None
+    for step in range(tc.steps):
+        if pos >= streams.shape[1] - 1:  # one pass over the data done: memory reset
+            pos, mems = 0, None
+        x, y = segment_at(streams, pos, model.cfg.seg_len)
+        y = y if targets is None else targets(y)
+        out = train_step(model, opt, x, y, mems, lr_at(step, tc), tc.clip)
+        mems = out.mems  # already detached: no gradient into the previous segment
+        yield step, pos, out
+        pos += x.shape[1]
+
+
+if __name__ == "__main__":  # not the command line, which is in txl_mini/cli/
+    raise SystemExit("use: python -m txl_mini train ...")

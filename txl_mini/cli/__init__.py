@@ -6,6 +6,7 @@ one level up know nothing of argparse, signals or several processes.
 
 from __future__ import annotations
 
+import os
 import sys
 from importlib import import_module
 
@@ -29,5 +30,15 @@ def main(argv=None) -> int:
         for name, what in COMMANDS.items():
             print(f"  {name:<9} {what}", file=out)
         return 0 if out is sys.stdout else 2
-    command = import_module(f"{__name__}.{argv[0]}")
-    return command.main(argv[1:])
+    try:
+        code = import_module(f"{__name__}.{argv[0]}").main(argv[1:])
+        sys.stdout.flush()  # a closed pipe shows here, not at Python's exit
+        return code
+    except KeyboardInterrupt:  # what a command does not handle itself: one line
+        print(f"\npython -m txl_mini {argv[0]}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # `... | head -1`: the reader has all it wanted
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        for stream in (sys.stdout, sys.stderr):  # no second error at Python's flush
+            os.dup2(devnull, stream.fileno())
+        return 141  # 128 + SIGPIPE, as a killed writer would

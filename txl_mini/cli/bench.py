@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 import tempfile
@@ -34,6 +35,7 @@ from .bench_profile import format_profile, profile_step
 from .bench_train import bench_training, matmul_flops, train_config
 from .options import (
     HelpFormatter,
+    Parser,
     UsageError,
     check_at_least,
     check_threads,
@@ -46,7 +48,7 @@ PROG = "python -m txl_mini bench"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0],
+    ap = Parser(prog=PROG, description=__doc__.splitlines()[0],
                                  formatter_class=HelpFormatter)
     add = ap.add_argument
     add("--quick", action="store_true", help="small smoke run (< 60 s on a CPU)")
@@ -150,6 +152,8 @@ def run_bench(args, device: torch.device) -> dict:
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else _cpu_name()
     print(f"device: {device} ({name}), torch threads: {torch.get_num_threads()}, "
           f"autocast: {amp_dtype}, compile: {args.compile}")
+    if args.compile:  # dynamo's graph-break advice is for torch developers: 21 lines
+        torch._logging.set_logs(dynamo=logging.ERROR)
 
     t0 = time.perf_counter()
     n = 512 if args.quick else 1024

@@ -18,6 +18,11 @@ def sha1_tokens(tokens: torch.Tensor) -> str:
     return hashlib.sha1(tokens.to(torch.uint8).numpy().tobytes()).hexdigest()
 
 
+def check_not_empty(path) -> None:
+    if path is not None and os.path.isfile(path) and os.path.getsize(path) == 0:
+        raise UsageError(f"--path {path} is empty: there is no text in it")
+
+
 def check_text_file(path: str, prog: str) -> None:
     """A --path for the offline corpus: warn when it hardly looks like text."""
     with open(path, "rb") as f:
@@ -34,6 +39,7 @@ def check_text_file(path: str, prog: str) -> None:
 
 def load_corpus(args, cfg, prog: str):
     """(train tokens, validation tokens, corpus record); checks the sizes."""
+    check_not_empty(args.path)
     if args.path is not None and args.corpus == "offline":
         if os.path.isfile(args.path):
             check_text_file(args.path, prog)

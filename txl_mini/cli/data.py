@@ -13,8 +13,13 @@ import numpy as np
 
 from ..corpus import make_offline_corpus, write_offline_corpus
 from ..data import MAX_OFFLINE_CHARS, OFFLINE_CHARS, read_text_file
+from ..files import remove_stale_temps
 from ..text8 import TEXT8_CHARS, DataError, load_text8
-from .options import HelpFormatter
+from .options import HelpFormatter, Parser
+
+# A temporary file of ours untouched this long is dead: a live write renames its own
+# within seconds of creating it (the corpus is generated before the file is opened).
+STALE_TEMP_S = 60
 
 
 def _print_stats(text: str, label: str) -> None:
@@ -62,7 +67,15 @@ def _cmd_offline(args: argparse.Namespace) -> None:
             )
         if not os.access(folder, os.W_OK):
             raise DataError(f"{opt} {path}: directory {folder} is not writable")
+    for path in (args.out, args.deps_out):  # what a kill -9 mid-write left here
+        if path is not None:
+            remove_stale_temps(path, older_than=STALE_TEMP_S)
     corpus = make_offline_corpus(args.chars, seed=args.seed, distances=args.distances)
+    planted = {x.distance for x in corpus.deps}
+    empty = [d for d in corpus.distances if d not in planted]
+    if empty:  # before anything is written
+        raise DataError(f"--distances {empty[0]}: no name fits that far apart in "
+                        f"{args.chars:,} characters; lower it or raise --chars")
     write_offline_corpus(corpus, args.out, deps_path=args.deps_out)
     print(f"wrote {len(corpus.text):,} chars of corpus '{corpus.name}' "
           f"(seed {args.seed}) to {args.out}")
@@ -87,7 +100,7 @@ def _distances(s: str) -> Tuple[int, ...]:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """`python -m txl_mini data ...`; returns the exit status."""
     fmt = HelpFormatter  # --help shows every default
-    ap = argparse.ArgumentParser(prog="python -m txl_mini data",
+    ap = Parser(prog="python -m txl_mini data",
                                  description="Fetch and verify text8, print corpus "
                                  "statistics, or write the offline corpus.",
                                  formatter_class=fmt)
@@ -131,3 +144,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 1
     return 0
 
+
+
+if __name__ == "__main__":  # python -m txl_mini.cli.data: the same command
+    sys.exit(main())

@@ -5,16 +5,20 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 
 import torch
 
 from ..checkpoint import CheckpointError, load_checkpoint
-from ..data import CORPORA, OFFLINE_CHARS, load_corpus_split
+from ..corpus import make_offline_corpus
+from ..data import CORPORA, OFFLINE_CHARS, CharVocab, load_corpus_split
 from ..evaluate import evaluate_segments, evaluate_sliding_window
 from ..text8 import DataError
+from .corpus import check_not_empty
 from .options import (
     DEVICES,
     HelpFormatter,
+    Parser,
     UsageError,
     check_at_least,
     check_clamp_len,
@@ -30,7 +34,7 @@ PROG = "python -m txl_mini evaluate"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog=PROG, formatter_class=HelpFormatter,
         description="Bits per character of a trained checkpoint.")
     p.add_argument("checkpoint", help="a .pt file, or a run directory (its best.pt), "
@@ -59,7 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="every query sees the same number of keys (needs memory)")
     p.add_argument("--batch-size", type=int, default=1,
                    help="B parallel streams (sliding: windows at once; 1 means 64 "
-                   "windows); --batch-size 8 is about 10x faster than 1 on a CPU")
+                   "windows); more streams at once is usually faster on a CPU, by "
+                   "a factor that depends on the machine (the time is printed)")
     p.add_argument("--no-cache", action="store_true",
                    help="Transformer-XL: re-project the memory every segment instead "
                    "of keeping its keys and values (the same bpc, slower)")
@@ -78,11 +83,30 @@ def corpus_of(args, meta: dict, path: str) -> tuple[str, str | None]:
     if args.corpus or args.path:
         return args.corpus or "offline", args.path
     corpus = meta.get("corpus", "offline")
+    if isinstance(corpus, dict):  # the generator's settings (book/zoo, cue models)
+        return corpus, None
     if corpus not in CORPORA:
         what = str(corpus) if len(str(corpus)) <= 60 else str(corpus)[:57] + "..."
         raise UsageError(f"{path} was trained on a corpus evaluate cannot rebuild "
                          f"({what}); pass --corpus and --path")
     return corpus, meta.get("corpus_path")
+
+
+def recorded_split(settings: dict, split: str):
+    """A split of the offline corpus a checkpoint records the generator settings of
+    (scripts/train_zoo.py, scripts/train_cue_models.py), generated again."""
+    try:
+        parts = make_offline_corpus(**settings).split()
+    except (TypeError, ValueError) as e:
+        raise UsageError(f"evaluate cannot rebuild the recorded corpus {settings} "
+                         f"({e}); pass --corpus and --path") from None
+    return CharVocab().encode(parts[("train", "valid", "test").index(split)].text)
+
+
+def _name(corpus) -> str:
+    if not isinstance(corpus, dict):
+        return str(corpus)
+    return "offline, generated with " + ", ".join(f"{k}={v}" for k, v in corpus.items())
 
 
 def settings(args, model) -> tuple[str, int, int]:
@@ -131,9 +155,11 @@ def _main(args) -> int:
         cfg, B = model.cfg, args.batch_size
         check_memory(cfg.replace(seg_len=L), B, M, False, device)
         corpus, corpus_path = corpus_of(args, meta, path)
-        tokens = load_corpus_split(
-            corpus, args.split, corpus_path, meta.get("offline_chars", OFFLINE_CHARS)
-        )[: args.chars]
+        check_not_empty(corpus_path)
+        tokens = (recorded_split(corpus, args.split) if isinstance(corpus, dict)
+                  else load_corpus_split(corpus, args.split, corpus_path,
+                                         meta.get("offline_chars", OFFLINE_CHARS))
+                  )[: args.chars]
         if mode == "sliding" and len(tokens) <= L + 1:
             raise UsageError(f"--chars: the sliding window needs more than {L + 1} "
                              f"characters, got {len(tokens)}")
@@ -152,7 +178,8 @@ def _main(args) -> int:
     if not args.json:
         print(f"{path}: {type(model).__name__}, {mode}, L={L}, M={M}"
               f"{', key/value cache' if cache else ''}; corpus: "
-              f"{corpus} ({args.split}, first {len(tokens):,} characters)", flush=True)
+              f"{_name(corpus)} ({args.split}, first {len(tokens):,} characters)",
+              flush=True)
     if mode == "sliding":
         res = evaluate_sliding_window(
             model, tokens, context=L,
@@ -177,3 +204,7 @@ def _main(args) -> int:
     else:
         print(res)
     return 0
+
+
+if __name__ == "__main__":  # python -m txl_mini.cli.evaluate: the same command
+    sys.exit(main())

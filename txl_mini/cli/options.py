@@ -7,13 +7,17 @@ failure is one line on stderr with a non-zero exit status.
 from __future__ import annotations
 
 import argparse
+import inspect
 import math
 import os
+import re
 import sys
+import tokenize
+from dataclasses import fields
 
 import torch
 
-from ..config import PRESETS, ModelConfig
+from ..config import POS_ENCODINGS, PRESETS, ModelConfig
 
 
 class UsageError(Exception):
@@ -25,6 +29,14 @@ def fail(prog: str, msg: str, code: int = 2) -> int:
     if os.environ.get("RANK", "0") == "0":
         print(f"{prog}: {msg}", file=sys.stderr)
     return code
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a bad option is one line (not the usage block) and exit 2."""
+
+    def error(self, message):
+        print(f"{self.prog}: error: {message} (see --help)", file=sys.stderr)
+        raise SystemExit(2)
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -44,6 +56,62 @@ def preset_help() -> str:
     sizes = "; ".join(f"{name}: {c.n_layer} layers, d_model {c.d_model}, "
                       f"L={c.seg_len}, M={c.mem_len}" for name, c in PRESETS.items())
     return f"model size ({sizes})"
+
+
+def field_comments(cls) -> dict[str, str]:
+    """Each dataclass field's why-comment in its source: the comment lines right
+    above it, then the one at the end of its line."""
+    lines = inspect.getsourcelines(cls)[0]
+    tokens = tokenize.generate_tokens(iter(lines).__next__)
+    comment = {t.start[0] - 1: t for t in tokens if t.type == tokenize.COMMENT}
+    names, out, above = {f.name for f in fields(cls)}, {}, []
+    for i, line in enumerate(lines):
+        c = comment.get(i)
+        code = line[:c.start[1]] if c else line
+        text = c.string.lstrip("# ").strip() if c else ""
+        m = re.match(r"\s*(\w+)\s*:", code)
+        if not code.strip() and c:
+            above.append(text)
+            continue
+        if m and m.group(1) in names:
+            out[m.group(1)] = " ".join(above + [text]).strip()
+        above = []
+    return out
+
+
+def flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def add_model_options(p: argparse.ArgumentParser) -> None:
+    """One option per ModelConfig field, generated (a new field is an option at
+    once), its help the field's comment; None = the preset's value."""
+    helps = field_comments(ModelConfig)
+    types = {"int": int, "float": float, "str": str}
+    g = p.add_argument_group("model (every ModelConfig field; default: the --preset's)")
+    for f in fields(ModelConfig):
+        kw = dict(default=None, help=(helps.get(f.name) or f.name).replace("%", "%%"))
+        if f.type == "bool":
+            kw["action"] = argparse.BooleanOptionalAction
+        elif f.type in types:
+            kw.update(type=types[f.type], metavar=f.name.upper())
+        else:  # a field no command line can spell (tests/test_cli_options.py fails)
+            continue
+        if f.name == "pos_enc":
+            kw.update(choices=POS_ENCODINGS, metavar=None)
+        g.add_argument(flag(f.name), **kw)
+
+
+def model_config(preset_name: str, args):
+    """The preset with every model option given on the command line; a value the
+    config refuses is a UsageError naming the option, not the field."""
+    over = {f.name: getattr(args, f.name) for f in fields(ModelConfig)
+            if getattr(args, f.name, None) is not None}
+    try:
+        return PRESETS[preset_name].replace(**over)
+    except (ValueError, TypeError) as e:
+        msg = re.sub(r"ModelConfig\.(\w+)", lambda m: flag(m.group(1)), str(e))
+        raise UsageError(msg) from None
 
 
 SEED_MAX = 2**63 - 1 - 1024  # torch's seed is a signed 64-bit int; ranks add their rank
@@ -162,6 +230,8 @@ def checkpoint_path(path: str) -> str:
         for name in ("best.pt", "last.pt"):
             if os.path.isfile(os.path.join(path, name)):
                 return os.path.join(path, name)
+        raise UsageError(f"{path} is a directory with no best.pt or last.pt in it "
+                         "(a run before its first checkpoint?); give a checkpoint")
     return path
 
 

@@ -2,7 +2,8 @@
 
 A resumed run takes every option from DIR/config.json except the few it may change
 (MAY_CHANGE). Its last.pt must hold the model config.json describes; a finished run
-says so and writes nothing.
+says so and writes nothing; a run that stopped before its first last.pt starts again
+from step 0 with its own options.
 """
 
 from __future__ import annotations
@@ -34,10 +35,9 @@ def explicit_options(parser: argparse.ArgumentParser, argv) -> set[str]:
 def restore_options(args, argv, parser: argparse.ArgumentParser) -> dict:
     """Set every option from DIR/config.json but those given (of MAY_CHANGE); returns
     config.json. A different --threads continues the run, but not bitwise exactly."""
-    for f in ("config.json", "last.pt"):
-        if not os.path.isfile(os.path.join(args.resume, f)):
-            raise UsageError(f"--resume {args.resume}: no {f} there; is it a run "
-                             "directory written by python -m txl_mini train?")
+    if not os.path.isfile(os.path.join(args.resume, "config.json")):
+        raise UsageError(f"--resume {args.resume}: no config.json there; is it a run "
+                         "directory written by python -m txl_mini train?")
     given = explicit_options(parser, argv)
     refused = given - set(MAY_CHANGE)
     if refused:
@@ -48,6 +48,8 @@ def restore_options(args, argv, parser: argparse.ArgumentParser) -> dict:
         with open(os.path.join(args.resume, "config.json")) as f:
             config = json.load(f)
         saved = config["args"]
+        if not isinstance(saved, dict):
+            raise TypeError("its 'args' is not an object")
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise UsageError(
             f"--resume {args.resume}: cannot read config.json ({e})") from None
@@ -56,15 +58,34 @@ def restore_options(args, argv, parser: argparse.ArgumentParser) -> dict:
         print(f"note: the run trained with --threads {was}; with {args.threads} it "
               "continues, but not bitwise as it would have (floating-point sums "
               "split differently)", file=sys.stderr)
+    check_types(parser, saved, f"--resume {args.resume}: config.json")
     for k, v in saved.items():
         if k not in given and k not in ("resume", "run_dir", "pause_at"):
             setattr(args, k, v)
     return config
 
 
+def check_types(parser: argparse.ArgumentParser, saved: dict, where: str) -> None:
+    """A hand-edited config.json: each option's value of the type (and among the
+    choices) its option takes, or one line naming it."""
+    for action in parser._actions:
+        v = saved.get(action.dest)
+        if v is None or action.dest == "help":
+            continue
+        want = action.type or (bool if action.nargs == 0 else str)
+        ok = isinstance(v, want) and not (want is int and isinstance(v, bool))
+        ok = ok or (want is float and type(v) is int)
+        if not ok or (action.choices and v not in action.choices):
+            raise UsageError(f"{where} has {action.dest} = {json.dumps(v)}, not a "
+                             f"valid {action.option_strings[0]} value")
+
+
 def read_last(run_dir: str, config: dict, steps: int, device) -> dict:
-    """DIR/last.pt, checked against config.json; Finished if no step is left."""
+    """DIR/last.pt, checked against config.json; Finished if no step is left; None
+    if the run stopped before its first checkpoint (it starts again from step 0)."""
     path = os.path.join(run_dir, "last.pt")
+    if not os.path.exists(path):
+        return None
     ckpt = read_checkpoint(path, device)
     extra = ckpt.get("extra")
     if not isinstance(extra, dict) or "step" not in extra:

@@ -24,7 +24,7 @@ from ..evaluate import EvaluationStopped, bits_per_char, evaluate_segments
 from ..model import TransformerXL, VanillaTransformer
 from ..train import NonFiniteLoss, TrainConfig, lr_at, train_step
 from .ddp import any_rank, rank_world, rng_state, set_rng_state
-from .rundir import append_metrics, plot_curves, read_metrics
+from .rundir import append_metrics, naming, plot_curves, read_metrics
 from .stop import Stop, exit_code
 
 
@@ -109,10 +109,13 @@ class Run:
             extra = {"step": self.step, "pos": self.pos,
                      "best": _finite_or_none(self.best),
                      "val_pending": self.val_pending, "ranks": ranks}
-        save_checkpoint(os.path.join(self.dir, name), self.model, self.meta(),
-                        optimizer=self.opt if with_state else None, extra=extra)
+        path = os.path.join(self.dir, name)
+        with naming(path):  # a full disk can surface in close(), which names no file
+            save_checkpoint(path, self.model, self.meta(),
+                            optimizer=self.opt if with_state else None, extra=extra)
         if name == "last.pt" and self.args.out and self.step == self.tc.steps:
-            save_checkpoint(self.args.out, self.model, self.meta())
+            with naming(self.args.out):
+                save_checkpoint(self.args.out, self.model, self.meta())
 
     def stop(self, name: str) -> Stop:
         """Save last.pt (and the curves) and say how to continue."""
@@ -201,7 +204,8 @@ class Run:
         except NonFiniteLoss as e:
             good = os.path.join(self.dir, "last.pt")
             kept = (f"last good checkpoint {good} kept" if os.path.exists(good)
-                    else "no checkpoint was written yet")
+                    else "no checkpoint was written yet; start over with other "
+                    "options and --overwrite")
             raise Stop(f"error: {e} at step {self.step + 1}; stopped, {kept}",
                        1) from None
         self.mems = out.mems or None

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 from contextlib import contextmanager
+from dataclasses import asdict
 
 from ..files import TEMP_SUFFIX, atomic_path, remove_stale_temps
 from .lock import LOCK_NAME, RunLock
@@ -105,6 +107,15 @@ def clear_run_dir(d: str) -> None:
             os.remove(os.path.join(d, f))
 
 
+def kept(d) -> str:
+    """What a run that stopped abnormally leaves, and how to go on."""
+    path = os.path.join(d or "", "last.pt")
+    if d and os.path.isfile(path):
+        return f"{path}, the last checkpoint written, is kept (--resume {d})"
+    return "no checkpoint was written yet" + (f" (--resume {d} starts it again)"
+                                              if d and is_run_dir(d) else "")
+
+
 def remove_created(created: list) -> None:
     """A run that fails before training leaves no empty directory behind."""
     for d in reversed(created):
@@ -115,7 +126,7 @@ def remove_created(created: list) -> None:
 
 
 @contextmanager
-def _naming(path: str):
+def naming(path: str):
     """An OSError while writing `path` names it (a full disk says where)."""
     try:
         yield
@@ -126,7 +137,7 @@ def _naming(path: str):
 
 
 def write_json(path: str, obj) -> None:
-    with _naming(path), atomic_path(path) as tmp:
+    with naming(path), atomic_path(path) as tmp:
         with open(tmp, "w") as f:
             json.dump(obj, f, indent=1)
 
@@ -135,26 +146,32 @@ def read_metrics(run_dir: str) -> list[dict]:
     path = os.path.join(run_dir, "metrics.jsonl")
     if not os.path.exists(path):
         return []
-    out = []
     with open(path) as f:
-        for line in f:
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError:  # a line cut off by a crash
-                break
+        lines = f.readlines()
+    out = []
+    for i, line in enumerate(lines):
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            record = None
+        if isinstance(record, dict) and isinstance(record.get("step"), int):
+            out.append(record)
+        elif i < len(lines) - 1:  # not just the last line, cut off by a crash
+            print(f"note: {path} line {i + 1} is not a metrics record; it is left "
+                  "out, the lines after it are kept", file=sys.stderr)
     return out
 
 
 def append_metrics(run_dir: str, record: dict) -> None:
     path = os.path.join(run_dir, "metrics.jsonl")
-    with _naming(path), open(path, "a") as f:
+    with naming(path), open(path, "a") as f:
         f.write(json.dumps(record) + "\n")
 
 
 def rewrite_metrics(run_dir: str, history: list[dict]) -> None:
     """Drop lines logged after the checkpoint we resume from (a crash leaves some)."""
     path = os.path.join(run_dir, "metrics.jsonl")
-    with _naming(path), atomic_path(path) as tmp:
+    with naming(path), atomic_path(path) as tmp:
         with open(tmp, "w") as f:
             f.writelines(json.dumps(h) + "\n" for h in history)
 
@@ -182,8 +199,40 @@ def plot_curves(run_dir: str, history: list[dict]) -> bool:
     fig.tight_layout()
     path = os.path.join(run_dir, "curves.png")
     try:
-        with _naming(path), atomic_path(path) as tmp:
+        with naming(path), atomic_path(path) as tmp:
             fig.savefig(tmp, dpi=100, format="png")
     finally:
         plt.close(fig)
     return True
+
+
+def summary(args, run, valid) -> None:
+    last = run.history[-1].get("val_bpc", 0)
+    print(f"trained {run.tc.steps} steps; validation {last:.3f} bpc on "
+          f"{len(valid):,} {args.corpus} chars (best {run.best:.3f}); wrote "
+          f"{run.dir}/last.pt and best.pt" + (f" and {args.out}" if args.out else ""))
+    if not os.path.exists(os.path.join(run.dir, "curves.png")):
+        print("note: matplotlib is not installed, so no curves.png was drawn")
+
+
+def announce(args, run, corpus, tokens, device, world) -> None:
+    """config.json (a new run) or the trimmed metrics (a resumed one), and one line
+    (with a note if the warm-up outlasts the run)."""
+    if args.resume:
+        rewrite_metrics(run.dir, run.history)
+    else:
+        write_json(os.path.join(run.dir, "config.json"), {"args": vars(args),
+            "model": asdict(run.model.cfg), "model_class": type(run.model).__name__,
+            "corpus": corpus, "world_size": world})
+    where = f" ({args.path})" if args.path else ""
+    again = f"; resuming at step {run.step}" if args.resume else ""
+    print(f"corpus: {args.corpus}{where}, {len(tokens):,} training chars; device: "
+          f"{device} x {world} process{'es' if world > 1 else ''}"
+          + (f", {args.threads} threads" if device.type == "cpu" else "") +
+          f"; {type(run.model).__name__} with "
+          f"{run.model.num_params():,} parameters; run dir: {run.dir}{again}",
+          flush=True)
+    if args.warmup >= args.steps and not args.resume:
+        print(f"python -m txl_mini train: note: --warmup {args.warmup} >= --steps "
+              f"{args.steps}: the learning rate never reaches --lr {args.lr}",
+              file=sys.stderr)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 import time
 
@@ -17,8 +16,11 @@ from ..sample import generate
 from .options import (
     DEVICES,
     HelpFormatter,
+    Parser,
     UsageError,
+    check_at_least,
     check_seed,
+    check_threads,
     checkpoint_path,
     fail,
     interrupted,
@@ -29,7 +31,7 @@ PROG = "python -m txl_mini sample"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog=PROG, formatter_class=HelpFormatter,
         description="Generate text from a checkpoint written by python -m txl_mini "
         "train. Transformer-XL uses its memory cache (one position per character); "
@@ -49,6 +51,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="re-run the window (slow, to compare)")
     p.add_argument("--device", default="auto", choices=DEVICES,
                    help="auto: cuda, else mps, else cpu")
+    p.add_argument("--threads", type=int, default=None,
+                   help="torch CPU threads (default: torch's choice)")
+    p.add_argument("--quiet", action="store_true",
+                   help="only the text: no line about the model or the time")
     return p
 
 
@@ -59,17 +65,16 @@ def main(argv=None) -> int:
         return _main(args)
     except KeyboardInterrupt:
         return interrupted(PROG)
-    except BrokenPipeError:  # `... | head -c 50`: the reader has all it wanted
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())  # no second error when Python flushes
-        return 141  # 128 + SIGPIPE, as a killed writer would
 
 
 def _main(args) -> int:
     vocab = CharVocab()
     try:
-        if args.chars < 0 or (args.top_k is not None and args.top_k < 1):
-            raise UsageError("--chars must be >= 0 and --top-k >= 1")
+        check_at_least(args, {"chars": 0, "top_k": 1})
+        check_threads(args.threads)
+        if args.threads:
+            torch.set_num_threads(args.threads)
+        args.prompt = args.prompt.lower()  # as train and evaluate read their text
         if not (math.isfinite(args.temperature) and args.temperature >= 0):
             raise UsageError("--temperature must be a finite number >= 0, got "
                              f"{args.temperature}")
@@ -77,7 +82,7 @@ def _main(args) -> int:
         bad = [c for c in args.prompt if c not in vocab.chars]
         if bad:
             raise UsageError(f"prompt: {bad[0]!r} is not in text8's alphabet; write "
-                             "the prompt in lowercase letters a-z and spaces")
+                             "the prompt in letters a-z and spaces")
         prompt = vocab.encode(args.prompt)
         if prompt.numel() == 0:
             raise UsageError("prompt: give at least one character")
@@ -96,8 +101,9 @@ def _main(args) -> int:
     use_cache = (not args.no_cache and not isinstance(model, VanillaTransformer)
                  and model.cfg.pos_enc != "shaw")
     how = "key/value cache" if use_cache else "re-running the window"
-    print(f"{type(model).__name__} from {path} "
-          f"(corpus: {str(meta.get('corpus', '?'))[:40]}); {how}", file=sys.stderr)
+    if not args.quiet:
+        print(f"{type(model).__name__} from {path} "
+              f"(corpus: {str(meta.get('corpus', '?'))[:40]}); {how}", file=sys.stderr)
     sys.stdout.write(args.prompt)
 
     def stream(i: int) -> None:
@@ -114,5 +120,10 @@ def _main(args) -> int:
     sys.stdout.write("\n")
     sys.stdout.flush()
     seconds = time.perf_counter() - start
-    print(f"{args.chars} characters in {seconds:.2f} s", file=sys.stderr)
+    if not args.quiet:
+        print(f"{args.chars} characters in {seconds:.2f} s", file=sys.stderr)
     return 0
+
+
+if __name__ == "__main__":  # python -m txl_mini.cli.sample: the same command
+    sys.exit(main())

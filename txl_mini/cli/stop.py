@@ -39,6 +39,7 @@ def install_signal_handlers(stop_flag: dict) -> dict:
     def handler(signum, frame):
         name = signal.Signals(signum).name
         if stop_flag.get("signal"):
+            stop_flag["abort"] = name  # torch.save may turn Abort into its own error
             raise Abort(name)
         stop_flag["signal"] = name
 

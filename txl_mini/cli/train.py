@@ -7,16 +7,16 @@ Options are parsed and every value checked before any corpus is built; the run i
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
-from dataclasses import asdict
 
 import torch
 import torch.distributed as dist
 
 from ..checkpoint import CheckpointError
-from ..config import PRESETS, preset
-from ..data import CORPORA, MAX_OFFLINE_CHARS, OFFLINE_CHARS
+from ..config import PRESETS
+from ..data import CORPORA, MAX_OFFLINE_CHARS, OFFLINE_CHARS, TEXT8_CHARS
 from ..text8 import DataError
 from ..train import TrainConfig
 from . import rundir, stop
@@ -25,13 +25,16 @@ from .ddp import any_rank, rank_world
 from .options import (
     DEVICES,
     HelpFormatter,
+    Parser,
     UsageError,
+    add_model_options,
     check_at_least,
     check_memory,
     check_positive_finite,
     check_seed,
     check_threads,
     fail,
+    model_config,
     pick_device,
     preset_help,
 )
@@ -39,21 +42,17 @@ from .resume import Finished, read_last, restore_options
 from .run import Run, RunError
 
 PROG = "python -m txl_mini train"
+WRITE_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=PROG, formatter_class=HelpFormatter,
+    p = Parser(prog=PROG, formatter_class=HelpFormatter,
         description="Train a char-level Transformer-XL (or the vanilla baseline) with "
         "checkpoints, exact resume and clean Ctrl-C. Several GPUs: "
         "torchrun --nproc_per_node N -m txl_mini train ...")
     add = p.add_argument
     add("--preset", default="book", choices=sorted(PRESETS), help=preset_help())
     add("--vanilla", action="store_true", help="train the vanilla baseline instead")
-    add("--seg-len", type=int, default=None,
-        help="L, segment length (default: the preset's)")
-    add("--mem-len", type=int, default=None,
-        help="M, memory length (default: the preset's; the vanilla model has none)")
-    add("--dropout", type=float, default=None, help="default: the preset's")
     add("--corpus", default="offline", choices=CORPORA,
         help="offline: generated here, no download; text8: downloaded and verified")
     add("--path", default=None, help="local text8(.zip) for --corpus text8; any "
@@ -92,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     add("--threads", type=int, default=None,
         help="torch CPU threads (default: torch's choice, recorded for --resume)")
     add("--quiet", action="store_true", help="no progress bar")
+    add_model_options(p)
     return p
 
 
@@ -99,27 +99,27 @@ def check_values(args) -> None:
     """Sizes and values, each against its own rule, before anything is built."""
     check_at_least(args, {"steps": 1, "batch_size": 1, "warmup": 0, "eval_every": 0,
         "eval_chars": 2, "save_every": 1, "log_every": 1, "offline_chars": 1000,
-        "seg_len": 1, "mem_len": 0, "pause_at": 1})
+        "pause_at": 1})
     check_positive_finite(args, ("lr", "clip"))
     check_seed(args.seed)
     check_threads(args.threads)
+    for name in ("run_dir", "out", "path"):
+        if getattr(args, name) == "":
+            raise UsageError(f"--{name.replace('_', '-')} is empty; give a path")
     if args.offline_chars > MAX_OFFLINE_CHARS:
         raise UsageError(f"--offline-chars must be <= {MAX_OFFLINE_CHARS:,} (text8's "
                          f"size), got {args.offline_chars:,}")
-    if args.vanilla and args.mem_len:
-        raise UsageError("--mem-len: the vanilla baseline has no memory; drop it")
+    if args.vocab_size is not None and args.vocab_size < len(TEXT8_CHARS):
+        raise UsageError(f"--vocab-size must be >= {len(TEXT8_CHARS)}, the corpus' "
+                         f"characters (a-z and space), got {args.vocab_size}")
+    for name, why in (("mem_len", "has no memory"), ("pos_enc", "has absolute "
+                      "positions"), ("shaw_clip", "has no Shaw et al. encoding")):
+        if args.vanilla and getattr(args, name) is not None:
+            raise UsageError(f"--{name.replace('_', '-')}: the vanilla baseline "
+                             f"{why}; drop it")
     if args.pause_at is not None and args.pause_at >= args.steps:
         raise UsageError(f"--pause-at {args.pause_at} must be below --steps "
                          f"{args.steps} (the run ends there anyway)")
-
-
-def model_config(args):
-    over = {k: getattr(args, k) for k in ("seg_len", "mem_len", "dropout")
-            if getattr(args, k) is not None}
-    try:
-        return preset(args.preset, **over)
-    except ValueError as e:
-        raise UsageError(str(e)) from None
 
 
 def main(argv=None, on_step=None) -> int:
@@ -138,7 +138,7 @@ def main(argv=None, on_step=None) -> int:
         if args.threads:
             torch.set_num_threads(args.threads)
         args.threads = torch.get_num_threads()  # recorded: resume uses the same
-        cfg = model_config(args)
+        cfg = model_config(args.preset, args)
         device = pick_device(args.device, int(os.environ.get("LOCAL_RANK", "0")))
         if device.type == "cuda":
             torch.cuda.set_device(device)  # NCCL collectives use the current device
@@ -175,15 +175,19 @@ def main(argv=None, on_step=None) -> int:
             rundir.clear_run_dir(args.run_dir)
         run = Run(args, cfg, tc, tokens, valid, corpus, device, args.vanilla, last)
         if rank == 0:
-            _announce(args, run, corpus, tokens, device, world)
+            rundir.announce(args, run, corpus, tokens, device, world)
         stop_flag: dict = {}
         old = stop.install_signal_handlers(stop_flag)
         try:
             run.train(stop_flag, on_step)
+        except Exception:  # e.g. torch.save's "unexpected pos" after an Abort in it
+            if stop_flag.get("abort"):
+                raise stop.Abort(stop_flag["abort"]) from None
+            raise
         finally:
             stop.restore_signal_handlers(old)
         if rank == 0:
-            _summary(args, run, valid)
+            rundir.summary(args, run, valid)
         return 0
     except Finished as e:
         return fail(PROG, str(e), 0)
@@ -192,8 +196,8 @@ def main(argv=None, on_step=None) -> int:
             print(str(e), file=sys.stderr if e.code == 1 else sys.stdout, flush=True)
         return e.code
     except stop.Abort as e:
-        return fail(PROG, f"{e.name} again: stopped at once without saving; the "
-                    "last checkpoint written is kept", stop.exit_code(e.name))
+        return fail(PROG, f"{e.name} again: stopped at once without saving; "
+                    f"{rundir.kept(args.run_dir)}", stop.exit_code(e.name))
     except KeyboardInterrupt:
         _clean_up(lock, created)
         return fail(PROG, "interrupted before training started; nothing was saved", 130)
@@ -203,11 +207,14 @@ def main(argv=None, on_step=None) -> int:
     except (RunError, DataError, CheckpointError, ValueError) as e:
         _clean_up(lock, created)
         return fail(PROG, f"error: {e}", 1)
+    except BrokenPipeError:  # `train ... | head -1`: cli/__init__.py says nothing
+        raise
     except OSError as e:  # a full disk, a directory that went away
         _clean_up(lock, created)
-        where = f"{e.filename}: " if e.filename else ""
-        return fail(PROG, f"error: cannot write {where}{e.strerror or e}; "
-                    "checkpoints already written are kept", 1)
+        what = f"{e.filename}: {e.strerror}" if e.filename else str(e.strerror or e)
+        if e.errno in WRITE_ERRORS:
+            what = "cannot write " + what
+        return fail(PROG, f"error: {what}; {rundir.kept(args.run_dir)}", 1)
     finally:
         _release(lock)
         if distributed and dist.is_initialized():
@@ -225,26 +232,5 @@ def _clean_up(lock, created: list) -> None:
     rundir.remove_created(created)
 
 
-def _summary(args, run, valid) -> None:
-    last = run.history[-1].get("val_bpc", 0)
-    print(f"trained {run.tc.steps} steps; validation {last:.3f} bpc on "
-          f"{len(valid):,} {args.corpus} chars (best {run.best:.3f}); wrote "
-          f"{run.dir}/last.pt and best.pt" + (f" and {args.out}" if args.out else ""))
-    if not os.path.exists(os.path.join(run.dir, "curves.png")):
-        print("note: matplotlib is not installed, so no curves.png was drawn")
-
-
-def _announce(args, run, corpus, tokens, device, world) -> None:
-    """config.json (a new run) or the trimmed metrics (a resumed one), and one line."""
-    if args.resume:
-        rundir.rewrite_metrics(run.dir, run.history)
-    else:
-        rundir.write_json(os.path.join(run.dir, "config.json"), {"args": vars(args),
-            "model": asdict(run.model.cfg), "model_class": type(run.model).__name__,
-            "corpus": corpus, "world_size": world})
-    where = f" ({args.path})" if args.path else ""
-    again = f"; resuming at step {run.step}" if args.resume else ""
-    print(f"corpus: {args.corpus}{where}, {len(tokens):,} training chars; device: "
-          f"{device} x {world}; {type(run.model).__name__} with "
-          f"{run.model.num_params():,} parameters; run dir: {run.dir}{again}",
-          flush=True)
+if __name__ == "__main__":  # python -m txl_mini.cli.train: the same command
+    sys.exit(main())
