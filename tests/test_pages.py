@@ -31,6 +31,7 @@ CONVERTED = {
     "book/04_relative_encoding.ipynb",
     "book/04b_relative_memory.ipynb",
     "book/05_efficient_shift.ipynb",
+    "book/07_recl.ipynb",
     "book/08_recap.md",
 }
 
