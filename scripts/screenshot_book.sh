@@ -4,7 +4,7 @@
 # (equations, overflow, figure labels, hidden code, sidebar and top bar).
 #
 # Usage: scripts/screenshot_book.sh [PAGE ...]
-#   PAGE   pages of the built site, e.g. book/intro book/08_recap (default: every page)
+#   PAGE   pages of the built site, e.g. book/intro book/recap (default: every page)
 # Environment:
 #   OUT       where the PNGs go (default: _build/screenshots), named <page>-<width>.png
 #   HTML      the built site (default: _build/html; `jupyter-book build .` first)

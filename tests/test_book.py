@@ -94,7 +94,7 @@ def test_every_toc_entry_exists():
         f"_toc.yml lists files that do not exist (or exist twice): {missing}")
 
 
-MARKDOWN_PAGES = {"book/intro", "book/08_recap"}  # pages without code to run
+MARKDOWN_PAGES = {"book/intro", "book/recap"}  # pages without code to run
 
 
 def test_notebooks_on_disk_are_exactly_the_toc_chapters():
@@ -112,7 +112,7 @@ def test_notebooks_on_disk_are_exactly_the_toc_chapters():
 BIBLIOGRAPHY = re.compile(
     r"(?:`{3,}|:{3,})\{bibliography\}[^\n]*\n((?:[ \t]*:[\w-]+:.*\n)*)")
 PAGE_FILTER = ":filter: docname in docnames"
-BOOK_LIST = "book/08_recap"  # the one list of every work the book cites
+BOOK_LIST = "book/recap"  # the one list of every work the book cites
 
 
 def _page_markdown(path: Path) -> str:
