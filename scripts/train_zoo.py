@@ -72,6 +72,13 @@ GROUPS = {
                 variants=["vanilla", "rel0", "xl", "vanilla64"],
                 cfg=preset("book", n_layer=3, seg_len=32, mem_len=32, n_head=8,
                            d_head=16, d_model=128, d_inner=512, dropout=0.0)),
+    # The first ch6 group (commit e3675a2), kept so that chapter 6 can report the width
+    # where no model copied (issue 29): C = 64, 4 heads, vanilla d_inner 288 (163,323
+    # parameters against XL's 163,355). Its checkpoints were trained as group "ch6"
+    # and republished under this name, weights and records unchanged.
+    "ch6c64": dict(corpus=NAMES, steps=16000, sweep_steps=4000, vanilla_d_inner=288,
+                   variants=["vanilla", "rel0", "xl"],
+                   cfg=preset("book", n_layer=3, seg_len=32, mem_len=32, **SMALL)),
 }
 VARIANTS = ["vanilla", "rel0", "shaw", "absmem", "xl", "vanilla64"]
 LRS = [2e-3, 4e-3, 8e-3]
