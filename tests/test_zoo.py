@@ -20,16 +20,22 @@ NAMES = [f"{g}_{v}_s{s}" for g, spec in train_zoo.GROUPS.items()
 
 def test_zoo_is_complete_and_small():
     files = sorted(p.stem for p in ZOO.glob("*.pt"))
-    assert files == sorted(NAMES)
+    missing = sorted(set(NAMES) - set(files))
+    assert not missing, (f"{len(missing)} zoo checkpoints missing: {missing}; "
+                         "train them with python scripts/train_zoo.py all")
+    assert files == sorted(NAMES), f"not in GROUPS: {sorted(set(files) - set(NAMES))}"
     size = sum(p.stat().st_size for p in ZOO.glob("*.pt"))
     assert size < 60 * 2**20, f"the zoo is {size / 2**20:.1f} MiB"
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_checkpoint_loads_with_its_record(name):
+    assert (ZOO / f"{name}.pt").exists(), f"book/zoo/{name}.pt missing"
     model, meta = load_checkpoint(ZOO / f"{name}.pt")  # weights_only=True inside
     group, variant, seed = name.split("_")[0], name.split("_")[1], int(name[-1])
     assert (meta["group"], meta["variant"], meta["seed"]) == (group, variant, seed)
+    built = train_zoo.build(group, variant)  # the architecture the script trains
+    assert type(model) is type(built) and model.cfg == built.cfg
     assert meta["steps"] == train_zoo.GROUPS[group]["steps"]  # equal budgets
     assert meta["valid_curve"][-1][0] == meta["steps"]
     assert len(meta["commit"]) == 40 and meta["torch"]
@@ -54,6 +60,16 @@ def test_checkpoint_loads_with_its_record(name):
     assert meta["sweep_steps"] == train_zoo.GROUPS[group]["sweep_steps"]
     assert doubling["steps"] == 2 * meta["steps"]
     assert len(meta["sweep"]) >= 3
+
+
+def test_the_long_vanilla_control_sees_xls_context_with_the_same_parameters():
+    # issue 29: chapter 6's vanilla control reads segments of M + L, XL's whole context,
+    # and has as many parameters as the ch6 vanilla model (sinusoid positions have none)
+    xl, short, long = (train_zoo.build("ch6", v) for v in ("xl", "vanilla", "vanilla64"))
+    assert long.cfg.seg_len == xl.cfg.mem_len + xl.cfg.seg_len == 64
+    assert long.cfg.mem_len == 0 and long.cfg.d_inner == short.cfg.d_inner == 576
+    count = [sum(p.numel() for p in m.parameters()) for m in (short, long, xl)]
+    assert count[0] == count[1] and abs(count[1] - count[2]) <= 64, count
 
 
 def test_first_steps_reproduce_from_the_recorded_command():
