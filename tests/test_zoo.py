@@ -63,9 +63,10 @@ def test_checkpoint_loads_with_its_record(name):
 
 
 def test_the_long_vanilla_control_sees_xls_context_with_the_same_parameters():
-    # issue 29: chapter 6's vanilla control reads segments of M + L, XL's whole context,
+    # the whole-model chapter's vanilla control reads segments of M + L (XL's context)
     # and has as many parameters as the ch6 vanilla model (sinusoid positions have none)
-    xl, short, long = (train_zoo.build("ch6", v) for v in ("xl", "vanilla", "vanilla64"))
+    variants = ("xl", "vanilla", "vanilla64")
+    xl, short, long = (train_zoo.build("ch6", v) for v in variants)
     assert long.cfg.seg_len == xl.cfg.mem_len + xl.cfg.seg_len == 64
     assert long.cfg.mem_len == 0 and long.cfg.d_inner == short.cfg.d_inner == 576
     count = [sum(p.numel() for p in m.parameters()) for m in (short, long, xl)]
