@@ -80,7 +80,8 @@ GROUPS = {
                    variants=["vanilla", "rel0", "xl"],
                    cfg=preset("book", n_layer=3, seg_len=32, mem_len=32, **SMALL)),
 }
-VARIANTS = ["vanilla", "rel0", "shaw", "absmem", "xl", "vanilla64"]
+# every group's variants in the groups' order: the `one` command's choices
+VARIANTS = list(dict.fromkeys(v for g in GROUPS.values() for v in g["variants"]))
 LRS = [2e-3, 4e-3, 8e-3]
 SEEDS = [0, 1, 2]
 BATCH = 16
