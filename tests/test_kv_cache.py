@@ -24,18 +24,18 @@ def make(seed=0, dtype=torch.float64, **changes):
 
 
 def expected_cache(model, mems):
-    """Keys and values (B, H, M, D) per layer, projected here from a standard memory."""
+    """Keys and values (H, B, M, D) per layer, projected here from a standard memory."""
     keys, values = [], []
     for block, m in zip(model.blocks, mems):
         a = block.attn
         x = block.ln_attn(m) if block.pre_lnorm else m  # what the attention reads
         B, M, _ = m.shape
-        keys.append(a.W_ke(x).view(B, M, a.n_head, a.d_head).transpose(1, 2))
-        values.append(a.W_v(x).view(B, M, a.n_head, a.d_head).transpose(1, 2))
+        keys.append(a.W_ke(x).view(B, M, a.n_head, a.d_head).permute(2, 0, 1, 3))
+        values.append(a.W_v(x).view(B, M, a.n_head, a.d_head).permute(2, 0, 1, 3))
     return keys, values
 
 
-def run_both(model, lengths, B=2, mem_len=None, seed=1):
+def run_both(model, lengths, B=2, mem_len=None, seed=1, **settings):
     """Feed segments of the given lengths through both paths; compare after each one.
 
     Returns the number of segments whose memory was non-empty (so tests can check the
@@ -44,7 +44,7 @@ def run_both(model, lengths, B=2, mem_len=None, seed=1):
     gen = torch.Generator().manual_seed(seed)
     V = model.cfg.vocab_size
     mems, cache, with_memory = None, None, 0
-    kw = {} if mem_len is None else {"mem_len": mem_len}
+    kw = ({} if mem_len is None else {"mem_len": mem_len}) | settings
     with torch.no_grad():
         for L in lengths:
             x = torch.randint(0, V, (B, L), generator=gen)  # (B, L)
@@ -141,7 +141,7 @@ def test_wrong_position_keys_are_caught(monkeypatch):
     """... and see the position term: keys scored against R from the wrong end fail."""
     real = kv_cache._pos_keys
     monkeypatch.setattr(
-        kv_cache, "_pos_keys", lambda *a: [t.flip(1) for t in real(*a)]
+        kv_cache, "_pos_keys", lambda *a: [t.flip(0) for t in real(*a)]
     )
     with pytest.raises(AssertionError):
         run_both(make(seg_len=4, mem_len=6), [4] * 3)
@@ -175,7 +175,7 @@ def test_no_memory_and_position_table_reuse():
     model = make(seg_len=4, mem_len=8)
     cache = forward_cached(model, x).cache
     table = cache.pos_keys[0]
-    assert table.shape[1] == 8 + 4  # built once for M + L distances
+    assert table.shape[0] == 8 + 4  # built once for M + L distances
     for _ in range(3):
         cache = forward_cached(model, x, cache).cache
     assert cache.pos_keys[0] is table  # K = 12 never outgrew it
@@ -252,8 +252,80 @@ def test_same_length_predictions_do_not_depend_on_segment_length():
     assert not torch.allclose(logits(plain, 3, True), logits(plain, 8, False))
 
 
-def test_shaw_models_are_refused_clearly():
-    """Shaw et al.'s learned rows have no cached form yet: one clear error."""
-    model = TransformerXL(preset("tiny", pos_enc="shaw")).eval()
-    with pytest.raises(ValueError, match="Shaw"):
-        forward_cached(model, torch.zeros(1, 4, dtype=torch.long))
+@pytest.mark.parametrize(
+    "changes",
+    [{}, {"same_length": True}, {"pre_lnorm": True}, {"shaw_clip": 3},
+     {"n_layer": 3, "pre_lnorm": True, "same_length": True, "shaw_clip": 2}],
+    ids=lambda c: "+".join(c) or "plain",
+)
+@pytest.mark.parametrize("M", [3, 8])
+def test_equal_with_shaw(changes, M):
+    """Shaw et al.'s learned rows go through the cache like R: the same position keys
+    (sliced from one table), clipped distances included."""
+    model = make(seg_len=6, mem_len=M, pos_enc="shaw", **changes)
+    with torch.no_grad():  # the rows start as the init's; make them distinct
+        for b in model.blocks:
+            b.attn.R_hat.normal_(0.0, 0.5)
+    assert run_both(model, [6] * 6) == 5
+
+
+@pytest.mark.parametrize("pos_enc", ["relative", "absolute", "shaw"])
+@pytest.mark.parametrize("fast", [False, True], ids=["readable", "fast"])
+def test_equal_with_every_pos_enc_and_ragged_steps(pos_enc, fast):
+    """Every encoding, both attention paths, segments of any length and L = 1 steps."""
+    model = make(seg_len=5, mem_len=7, pos_enc=pos_enc, fast_attn=fast,
+                 pre_lnorm=pos_enc == "absolute")
+    run_both(model, [5, 5, 2, 1, 1, 4, 1], mem_len=9)
+
+
+def test_equal_with_evaluation_settings_as_arguments():
+    """same_length and clamp_len passed per call (not written into cfg) reach both
+    paths alike, and really change the prediction."""
+    model = make(seg_len=6, mem_len=5)
+    cfg = model.cfg
+    run_both(model, [6] * 5, same_length=True, clamp_len=3)
+    run_both(model, [6, 2, 1, 6], mem_len=8, clamp_len=2)
+    assert model.cfg is cfg  # nothing was assigned into the frozen config
+    x = torch.randint(0, 27, (1, 6))
+    mems = model(x).mems
+    plain = model(x, mems=mems).logits
+    for kw in ({"same_length": True}, {"clamp_len": 2}):
+        assert not torch.allclose(model(x, mems=mems, **kw).logits, plain)
+    # the cache's position table follows the clamp it is given
+    cache = forward_cached(model, x).cache
+    out = forward_cached(model, x, cache, clamp_len=2)
+    torch.testing.assert_close(out.logits, model(x, mems=mems, clamp_len=2).logits,
+                               rtol=0, atol=TOL)
+
+
+@pytest.mark.parametrize(
+    "kw,match",
+    [({"mem_len": -1}, "mem_len must be an int >= 0"),
+     ({"mem_len": 2.5}, "mem_len must be an int >= 0"),
+     ({"same_length": 1}, "same_length must be True or False"),
+     ({"clamp_len": 0}, "clamp_len must be -1"),
+     ({"clamp_len": -3}, "clamp_len must be -1")],
+)
+def test_bad_evaluation_settings_are_refused(kw, match):
+    """A bad setting is one clear ValueError from both paths, before any work."""
+    model = make()
+    x = torch.randint(0, 27, (1, 4))
+    with pytest.raises(ValueError, match=match):
+        model(x, **kw)
+    with pytest.raises(ValueError, match=match):
+        forward_cached(model, x, **kw)
+
+
+def test_settings_a_model_cannot_honour_are_refused():
+    x = torch.randint(0, 27, (1, 4))
+    for pos_enc in ("absolute", "shaw"):  # nothing sinusoid to clamp
+        model = make(pos_enc=pos_enc)
+        with pytest.raises(ValueError, match="clamp_len clamps the sinusoid R"):
+            model(x, clamp_len=3)
+        with pytest.raises(ValueError, match="clamp_len clamps the sinusoid R"):
+            forward_cached(model, x, clamp_len=3)
+    vanilla = VanillaTransformer(preset("tiny")).eval()
+    with pytest.raises(ValueError, match="no memory"):
+        vanilla(x, same_length=True)
+    with pytest.raises(ValueError, match="clamp_len"):
+        vanilla(x, clamp_len=3)

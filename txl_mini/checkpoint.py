@@ -28,7 +28,9 @@ from .config import ModelConfig
 from .files import atomic_path
 
 FORMAT = "txl_mini.checkpoint"  # marks a file as ours
-VERSION = 1
+VERSION = 2  # 2: the feed-forward's layers are named ff.c_fc, ff.c_proj
+# version 1 wrote the feed-forward as an nn.Sequential: its layers by index
+_V1_NAMES = {".ff.net.0.": ".ff.c_fc.", ".ff.net.3.": ".ff.c_proj."}
 MODEL_CLASSES = ("TransformerXL", "VanillaTransformer")
 _PLAIN = (type(None), bool, int, float, str, bytes, torch.Tensor, torch.Size)
 
@@ -142,7 +144,24 @@ def read_checkpoint(path: str, device=None) -> dict:
             f"{path}: unknown model class {ckpt.get('model_class')!r}")
     if not isinstance(ckpt.get("meta"), dict):
         raise CheckpointError(f"{path}: missing meta (a dict describing the run)")
+    version = ckpt.get("version", 1)
+    if not isinstance(version, int) or not 1 <= version <= VERSION:
+        raise CheckpointError(f"{path}: format version {version!r}; this txl_mini "
+                              f"reads versions 1 to {VERSION}")
+    if version == 1 and isinstance(ckpt["state_dict"], dict):
+        ckpt["state_dict"] = upgrade_state_dict(ckpt["state_dict"])
     return ckpt
+
+
+def upgrade_state_dict(state: dict) -> dict:
+    """A version-1 state dict with version-2 names: blocks.N.ff.net.0 -> ff.c_fc,
+    blocks.N.ff.net.3 -> ff.c_proj; every tensor, and the order, unchanged."""
+    def rename(key: str) -> str:
+        for old, new in _V1_NAMES.items():
+            if old in key:
+                return key.replace(old, new)
+        return key
+    return {rename(k): v for k, v in state.items()}
 
 
 def _config(path: str, raw) -> ModelConfig:

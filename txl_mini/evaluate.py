@@ -65,7 +65,8 @@ def evaluate_segments(model, tokens: torch.Tensor, seg_len: Optional[int] = None
                       batch_size: int = 1, mem_len: Optional[int] = None,
                       progress: bool = False,
                       on_segment: Optional[Callable[[int, int], bool]] = None,
-                      cache: bool = False) -> EvalResult:
+                      cache: bool = False, same_length: Optional[bool] = None,
+                      clamp_len: Optional[int] = None) -> EvalResult:
     """Score `tokens` (N,) segment by segment, memory carried between them (ch. 1, 6).
 
     For TransformerXL every segment sees the previous segments' states through memory
@@ -75,6 +76,8 @@ def evaluate_segments(model, tokens: torch.Tensor, seg_len: Optional[int] = None
     With batch_size B the stream is cut into B parallel streams; token_nats.reshape(-1)
     lines up with tokens[:B * (N // B)]. `on_segment(done, total)` is called after
     each segment; if it returns True the evaluation raises EvaluationStopped.
+    mem_len, same_length, clamp_len: the evaluation settings, passed to every call
+    (default: the model's config; `TransformerXL.settings` validates them).
     cache=True (TransformerXL) keeps each layer's projected keys and values instead of
     its states (txl_mini.kv_cache): the same numbers, each state projected once.
     """
@@ -86,7 +89,8 @@ def evaluate_segments(model, tokens: torch.Tensor, seg_len: Optional[int] = None
     token_nats = torch.full(streams.shape, float("nan"))
     scored = torch.zeros(streams.shape, dtype=torch.bool)  # (B, T)
     mems, kv, t = None, None, 1
-    kwargs = {} if mem_len is None else {"mem_len": mem_len}
+    kwargs = {k: v for k, v in (("mem_len", mem_len), ("same_length", same_length),
+                                ("clamp_len", clamp_len)) if v is not None}
     total = n_segments(streams.shape[1], L)
     for k, (x, y) in enumerate(tqdm(iter_segments(streams, L), disable=not progress,
                                     desc="segments", total=total)):
@@ -108,13 +112,14 @@ def evaluate_segments(model, tokens: torch.Tensor, seg_len: Optional[int] = None
 
 @torch.no_grad()
 def evaluate_sliding_window(model, tokens: torch.Tensor, context: Optional[int] = None,
-                            batch_size: int = 64, progress: bool = False) -> EvalResult:
+                            batch_size: int = 64, progress: bool = False,
+                            clamp_len: Optional[int] = None) -> EvalResult:
     """The vanilla model's evaluation (Al-Rfou et al., 2019): one prediction per window.
 
     Chapter 1. The first window scores its `context` targets; after that the window
     slides by one and only its last position is scored, so every prediction has the full
     `context` characters behind it, at the price of a whole forward pass per character.
-    Windows are batched `batch_size` at a time.
+    Windows are batched `batch_size` at a time; clamp_len: as for the model's calls.
     """
     model.eval()
     start = time.perf_counter()
@@ -128,7 +133,7 @@ def evaluate_sliding_window(model, tokens: torch.Tensor, context: Optional[int] 
     scored = torch.zeros((1, N), dtype=torch.bool)
     scored[0, 1:] = True  # every target but the first character's
 
-    first = model(tokens[None, :C], targets=None).logits[0]  # (C, V)
+    first = model(tokens[None, :C], clamp_len=clamp_len).logits[0]  # (C, V)
     token_nats[0, 1:C + 1] = F.cross_entropy(
         first, tokens[1:C + 1], reduction="none"
     ).float().cpu()
@@ -140,7 +145,7 @@ def evaluate_sliding_window(model, tokens: torch.Tensor, context: Optional[int] 
                    desc="windows"):
         w = windows[lo:lo + batch_size]  # (b, C+1)
         # (b, V): only the newest position is new
-        logits = model(w[:, :-1]).logits[:, -1]
+        logits = model(w[:, :-1], clamp_len=clamp_len).logits[:, -1]
         nats = F.cross_entropy(logits, w[:, -1], reduction="none")
         token_nats[0, lo + C + 1:lo + C + 1 + w.shape[0]] = nats.float().cpu()
     return _result(token_nats, scored, start)

@@ -1,10 +1,22 @@
-"""The fused attention path: the readable attention's function in fewer kernels (ch. 5).
+"""The fused attention: the readable attention's function in fewer kernels.
 
 `ModelConfig.fast_attn` (the default) makes every block use `FastAttention` instead of
 `MultiHeadAttention`; that choice is made in one place, `Block.__init__`. The parameters
 and state_dict names are those of the readable path, so a checkpoint loads into either,
 and tests/test_fast.py proves the two equal (forward, memory and gradients, float32 and
-float64). Chapter 5 shows this code beside `rel_shift` and times both.
+float64).
+
+One attention, two callers. `forward` is `attend(queries(h), *kv([mem; h]), r, mask)`;
+the key/value cache (kv_cache.py) calls the same `kv` on the L new positions only,
+concatenates them to the keys and values it kept, and calls the same `attend`. A
+readable-path model has the same parameters, so the cache calls these functions on its
+attention too (`FastAttention.kv(attn, x)`).
+
+One layout, head-first: queries (H, B, L, D), keys and values (H, B, K, D), also in the
+cache. Why: term (b) + (d) is then ONE matmul per head over all B * L queries against
+that head's position keys (K, H, D), with no copy of the position keys per stream; the
+softmax kernels take (H, B) as their batch dimensions as they would take (B, H); and
+the cache grows and trims along the key axis K, dim 2, in every layer.
 
 Shapes: B batch, L queries, M memory, K = M + L keys, H heads, D head dim, C d_model.
 """
@@ -36,52 +48,68 @@ class FastAttention(MultiHeadAttention):
 
     def forward(self, h, mem, R, mask):
         """h (B, L, C), mem (B, M, C), R (K, C) or None, mask (L, K) -> (B, L, C)."""
-        B, L, _ = h.shape
-        H, D = self.n_head, self.d_head
-        K = mem.shape[1] + L
-        cat = torch.cat([mem, h], dim=1)  # (B, K, C)
+        K = mem.shape[1] + h.shape[1]
+        k, values = self.kv(torch.cat([mem, h], dim=1))  # (H, B, K, D) each
+        r = self.position_keys(R, K)  # (K, H, D): W_kr R, Shaw's rows, or None
+        return self.attend(self.queries(h), k, values, r, mask)
+
+    def kv(self, x):
+        """Keys W_{k,E} x and values W_v x of states x (B, N, C): (H, B, N, D) each.
+
+        One matmul with [W_ke; W_v]; the two results are views of its output.
+        """
+        B, N, _ = x.shape
         w_kv = torch.cat([self.W_ke.weight, self.W_v.weight])  # (2*H*D, C)
-        kv = F.linear(cat, w_kv).view(B, K, 2, H, D).permute(2, 3, 0, 1, 4)
-        k, values = kv[0], kv[1]  # (H, B, K, D) each, views
-        q = self.W_q(h).view(B, L, H, D)
+        kv = F.linear(x, w_kv).view(B, N, 2, self.n_head, self.d_head)
+        kv = kv.permute(2, 3, 0, 1, 4)  # (2, H, B, N, D), a view
+        return kv[0], kv[1]
+
+    def queries(self, h):
+        """Queries W_q h of the segment h (B, L, C): (H, B, L, D), a view."""
+        B, L, _ = h.shape
+        return self.W_q(h).view(B, L, self.n_head, self.d_head).permute(2, 0, 1, 3)
+
+    def attend(self, q, k, values, r, mask):
+        """Attention of q (H, B, L, D) over k, values (H, B, K, D) -> (B, L, C).
+
+        r (K, H, D): position keys in R's row order (distances K-1 ... 0), or None for
+        absolute positions (they are inside q and k already). mask (L, K), True where
+        a query may not look.
+        """
+        H, B, L, D = q.shape
+        K = k.shape[2]
         p_drop = self.drop_att.p if self.training else 0.0
-        if self.pos_enc == "absolute":
-            # No memory and no same_length window (the last query sees the first key):
-            # the plain causal mask, which the kernels skip instead of computing all
-            # L x L scores and masking half of them (the vanilla model of Table 9).
-            causal = K == L and not bool(mask[-1, 0])
-            out = F.scaled_dot_product_attention(
-                q.permute(2, 0, 1, 3), k, values, dropout_p=p_drop,
-                attn_mask=None if causal else ~mask, is_causal=causal,
-            )  # (H, B, L, D)
-            return self._out(out)
-        r = self.position_keys(R, K)  # (K, H, D): W_kr R, or Shaw's learned rows
-        r_pad = F.pad(r, (0, 0, 0, 0, 1, 0)).permute(1, 2, 0)  # (H, D, K+1), row 0 zero
-        # Shaw et al. have no u, v: the same products then give terms (a) and (b)
-        qu, qv = (q + self.u, q + self.v) if self.relative else (q, q)
-        qv = (qv * self.scale).permute(2, 0, 1, 3).reshape(H, B * L, D)
-        bd = torch.bmm(qv, r_pad)  # (H, B*L, K+1): column 0 is rel_shift's pad
-        bd = bd.view(H, B, K + 1, L)[:, :, 1:].view(H, B, L, K)  # rel_shift, a view
-        qu = qu.permute(2, 0, 1, 3)  # (H, B, L, D): (a) + (c) in one product
-        if self.training and h.device.type == "cpu":  # by mode: same numbers either way
+        # Absolute, no memory and no same_length window (the last query sees the first
+        # key): the plain causal mask, which the kernels skip instead of computing all
+        # L x L scores and masking half of them (the vanilla model of Table 9).
+        causal = r is None and K == L and not bool(mask[-1, 0])
+        bias = None if causal else ~mask  # (L, K) True where a query may look
+        if r is not None:
+            r_pad = F.pad(r, (0, 0, 0, 0, 1, 0)).permute(1, 2, 0)  # (H, D, K+1)
+            # Shaw et al. have no u, v: the same products then give terms (a) and (b)
+            qv = q
+            if self.relative:  # u, v (H, D): per head, the same for every query
+                q, qv = q + self.u[:, None, None], q + self.v[:, None, None]
+            qv = (qv * self.scale).reshape(H, B * L, D)
+            bd = torch.bmm(qv, r_pad)  # (H, B*L, K+1): column 0 is rel_shift's pad
+            bias = bd.view(H, B, K + 1, L)[:, :, 1:].view(H, B, L, K)  # rel_shift
+        if r is not None and self.training and q.device.type == "cpu":
+            # by mode, not by numbers: the same either way
             logits = torch.baddbmm(
-                bd.reshape(H * B, L, K),
-                qu.reshape(H * B, L, D),
+                bias.reshape(H * B, L, K),
+                q.reshape(H * B, L, D),
                 k.reshape(H * B, K, D).transpose(1, 2),
                 alpha=self.scale,
-            )  # (H*B, L, K)
+            )  # (H*B, L, K): (a) + (c) + the shifted (b) + (d)
             logits = logits.masked_fill_(mask, float("-inf"))
             prob = self.drop_att(F.softmax(logits, dim=-1))
             out = torch.bmm(prob, values.reshape(H * B, K, D)).view(H, B, L, D)
         else:
-            bias = bd.masked_fill(mask, float("-inf"))  # (H, B, L, K)
+            if r is not None:  # (b) + (d) and the mask as one additive bias
+                bias = bias.masked_fill(mask, float("-inf"))  # (H, B, L, K)
             out = F.scaled_dot_product_attention(
-                qu, k, values, attn_mask=bias, dropout_p=p_drop, scale=self.scale
-            )  # (H, B, L, D)
-        return self._out(out)
-
-    def _out(self, out):
-        """(H, B, L, D) attention output -> (B, L, C) through W_o."""
-        H, B, L, D = out.shape
+                q, k, values, attn_mask=bias, dropout_p=p_drop, is_causal=causal,
+                scale=self.scale,
+            )  # (H, B, L, D): (a) + (c) in the kernel
         out = out.permute(1, 2, 0, 3).reshape(B, L, H * D)  # (B, L, H*D)
         return self.drop(self.W_o(out))  # (B, L, C)

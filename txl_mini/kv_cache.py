@@ -1,23 +1,28 @@
-"""Inference with a key/value cache: each state is projected once, on arrival (ch. 6).
+"""Inference with a key/value cache: each state is projected once, on arrival.
 
 The standard path, `model(idx, mems=...)`, remembers each layer's INPUT states m and,
 for every new segment, projects all K = M + L of [m; h] again: W_{k,E} m and W_v m in
-every layer. Those projections never change once a state is in memory: with relative
-positions, position enters attention only through R (terms b and d), never through the
-keys, so the key of a remembered state is valid wherever the window has moved. So this
-path keeps, per layer, the projected keys W_{k,E} m and values W_v m instead of m (the
+every layer. Those projections never change once a state is in memory: position
+enters attention only through the position keys (terms b and d), never through the
+content keys, so the key of a remembered state is valid wherever the window has moved.
+So this path keeps, per layer, the projected keys and values instead of m (the
 key/value cache of today's decoders), projects only the L new positions, and trims the
-cache to the last M, as `update_mems` trims the memory. The position keys W_{k,R} R
-depend on no input at all: they are computed once per layer for the longest distance
-needed and sliced.
+cache to the last M, as `update_mems` trims the memory.
 
-Support: `TransformerXL` in eval mode, relative positions (the paper) and also absolute
-ones (the memory ablation of ch. 3: the same U is added to every segment's input, so its
-cached keys are as valid; the cache reproduces that model exactly, confusion included).
-Not `VanillaTransformer`: its sliding window re-encodes every position each step, so
-nothing can be reused (TypeError). `same_length`, `clamp_len`, `pre_lnorm`, `untie_r`
-and the per-call `mem_len` behave as in `TransformerXL.forward`; tests/test_kv_cache.py
-proves the logits and cache equal to the standard path's in float64.
+This module is bookkeeping only: the model's own pieces do the work. Each `Block`
+runs its `residual` wiring around an attention that calls the fused attention's `kv`
+on the new positions and its `attend` on [cache; new] (fast_attention.py, whose
+head-first layout the cache shares); `TransformerXL` gives the embedding, R, the
+settings (mem_len, same_length, clamp_len: arguments, as to the standard path) and
+the read-out. The position keys depend on no input at all: they are computed once
+per layer for the longest distance needed and sliced.
+
+Support: `TransformerXL` in eval mode with any pos_enc: relative (the paper), Shaw
+et al.'s learned rows, or absolute (the memory ablation: the same U is added to every
+segment's input, so its cached keys are as valid; the cache reproduces that model
+exactly, confusion included). Not `VanillaTransformer`: its sliding window re-encodes
+every position each step, so nothing can be reused (TypeError).
+tests/test_kv_cache.py proves logits and cache equal to the standard path's (float64).
 
 Shapes: B batch, L segment length, M cached length, K = M + L keys, P rows of the
 position table, H heads, D head dim, C d_model, V vocab.
@@ -28,21 +33,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import torch
-import torch.nn.functional as F
 
 from .attention import causal_mask
+from .fast_attention import FastAttention
 from .model import TransformerXL, VanillaTransformer
-from .positional import absolute_encoding, relative_encoding
 
 
 @dataclass
 class KVCache:
-    """Per layer, what the next segment needs of the remembered states (chapter 6).
+    """Per layer, what the next segment needs of the remembered states.
 
-    keys[i], values[i]: (B, H, M, D), layer i's W_{k,E} m and W_v m of its last M input
+    keys[i], values[i]: (H, B, M, D), layer i's W_{k,E} m and W_v m of its last M input
     states m (pre-LN models: of LN(m), as the attention sees them).
-    pos_keys[i]: (H, P, D), W_{k,R} R for distances P-1 ... 0 (R's row order); it
-    depends on the weights only, not on the text.
+    pos_keys[i]: (P, H, D), layer i's position keys for distances P-1 ... 0 (R's row
+    order), made with clamp_len `pos_clamp`; they depend on the weights only.
     A cache belongs to one model (weights, device, dtype) and one batch of streams; a
     cache from another device or dtype fails loudly in the products.
     """
@@ -50,6 +54,7 @@ class KVCache:
     keys: list
     values: list
     pos_keys: list = field(default_factory=list)
+    pos_clamp: int = -1
 
     @property
     def length(self) -> int:
@@ -59,7 +64,7 @@ class KVCache:
 
 @dataclass
 class CachedOutput:
-    """What forward_cached returns: ModelOutput with the cache for mems (chapter 6)."""
+    """What forward_cached returns: ModelOutput with the cache for mems."""
 
     logits: torch.Tensor  # (B, L, V)
     loss: torch.Tensor | None  # mean cross-entropy in nats, if targets were given
@@ -73,11 +78,6 @@ def _check(model) -> None:
             "vanilla model has no memory and its sliding window re-encodes every "
             "position, so there is nothing to cache"
         )
-    if model.cfg.pos_enc == "shaw":
-        raise ValueError(
-            "forward_cached covers relative and absolute positions; Shaw et al.'s "
-            "learned rows are not cached: use the standard path, model(idx, mems=...)"
-        )
     if model.training:
         raise RuntimeError(
             "forward_cached is for inference only: call model.eval() first (dropout "
@@ -86,130 +86,83 @@ def _check(model) -> None:
         )
 
 
-def _heads(x: torch.Tensor, H: int, D: int) -> torch.Tensor:
-    """(B, L, H*D) -> (B, H, L, D): heads first, so each product is a batch matmul."""
-    B, L, _ = x.shape
-    return x.view(B, L, H, D).transpose(1, 2)  # (B, H, L, D)
+def _pos_keys(model, cache: KVCache, K: int, want: int, clamp_len: int, h) -> list:
+    """Per layer the position keys for distances K-1 ... 0: (K, H, D) views.
 
-
-def _attn_input(block, h: torch.Tensor) -> torch.Tensor:
-    # pre-LN attends over LN(h) and LN(m); post-LN over h and m themselves
-    return block.ln_attn(h) if block.pre_lnorm else h
-
-
-def _pos_keys(model, cache: KVCache, K: int, want: int, device, dtype) -> list:
-    """Per layer W_{k,R} R for distances K-1 ... 0: (H, K, D), from the table in cache.
-
-    Row p of R encodes distance P-1-p, so the table for K keys is the LAST K rows of a
-    longer one (clamp_len clamps each distance on its own, so this holds with it too).
-    The table is rebuilt only when K outgrows it, then for `want` >= K rows at once
-    (M + L of the call), so filling the memory one position at a time does not
-    re-project R every step.
+    Row p of the table encodes distance P-1-p, so the table for K keys is the LAST K
+    rows of a longer one (clamp_len and Shaw's clip clamp each distance on its own, so
+    this holds with them too). The table is rebuilt only when K outgrows it (or the
+    clamp changes), then for `want` >= K rows at once, so filling the memory one
+    position at a time does not re-project R every step. Absolute: None per layer.
     """
+    if model.cfg.pos_enc == "absolute":  # positions are inside the keys already
+        return [None] * len(model.blocks)
     table = cache.pos_keys
-    if not table or table[0].shape[1] < K:
-        cfg = model.cfg
-        R = relative_encoding(want, cfg.d_model, cfg.clamp_len, device, dtype)  # (P, C)
-        table[:] = [
-            _heads(b.attn.W_kr(R)[None], b.attn.n_head, b.attn.d_head)[0]  # (H, P, D)
-            for b in model.blocks
-        ]
-    return [t[:, t.shape[1] - K:] for t in table]  # (H, K, D) views
-
-
-def _attend(attn, q, k, values, r, mask) -> torch.Tensor:
-    """Multi-head attention of q (B, H, L, D) over k, values (B, H, K, D) -> (B, L, C).
-
-    The same function as MultiHeadAttention.forward's readable path (Dai et al., 2019,
-    A^rel): terms (a) + (c) = (q + u) . k_j and (b) + (d) = (q + v) . W_{k,R} R_{i-j},
-    the latter scored against R's rows and moved into place by rel_shift (ch. 5). The
-    softmax and the sum over values run in one fused scaled_dot_product_attention, with
-    (b) + (d) and the causal mask as an additive bias: softmax(s (q + u) k^T + bias) V.
-    """
-    B, H, L, D = q.shape
-    if r is None:  # absolute positions: they are already inside q and k
-        bias = ~mask  # True where a query may look
-    else:
-        # rel_shift (ch. 5) without its copy: scored against R's rows with a zero row in
-        # front, the product already holds rel_shift's pad column, and re-reading it
-        # one step later is a view. The scale s goes into the (B, H, L, D) queries.
-        K = k.shape[2]
-        r_pad = F.pad(r, (0, 0, 1, 0))  # (H, K+1, D), row 0 is zero
-        bd = (q + attn.v[:, None]) * attn.scale @ r_pad.transpose(-1, -2)  # (B,H,L,K+1)
-        bd = bd.view(B, H, K + 1, L)[:, :, 1:].view(B, H, L, K)  # == rel_shift, a view
-        bias = bd.masked_fill_(mask, float("-inf"))  # (B, H, L, K) terms (b) + (d)
-        q = q + attn.u[:, None]  # (a) + (c) in one product
-    out = F.scaled_dot_product_attention(q, k, values, attn_mask=bias, scale=attn.scale)
-    return attn.W_o(out.transpose(1, 2).reshape(B, L, H * D))  # (B, L, C)
-
-
-def _project_kv(block, h: torch.Tensor):
-    """Keys W_{k,E} x and values W_v x (B, H, L, D) of a layer's inputs h (B, L, C)."""
-    a, x = block.attn, _attn_input(block, h)
-    return _heads(a.W_ke(x), a.n_head, a.d_head), _heads(a.W_v(x), a.n_head, a.d_head)
+    if not table or table[0].shape[0] < K or cache.pos_clamp != clamp_len:
+        R = model.position_table(want, clamp_len, h)  # (P, C) or None
+        table[:] = [b.attn.position_keys(R, want) for b in model.blocks]
+        cache.pos_clamp = clamp_len
+    return [t[t.shape[0] - K:] for t in table]  # (K, H, D) views
 
 
 def _trim(x: torch.Tensor, mem_len: int) -> torch.Tensor:
-    """The last mem_len positions of x (B, H, K, D), as update_mems keeps (ch. 3)."""
+    """The last mem_len positions of x (H, B, K, D), as update_mems keeps."""
     K = x.shape[2]
-    return x[:, :, K - min(mem_len, K):]  # (B, H, M, D); mem_len 0 keeps nothing
+    return x[:, :, K - min(mem_len, K):]  # (H, B, M, D); mem_len 0 keeps nothing
+
+
+def _cached_attention(block, k_old, v_old, r, mask, mem_len, kept):
+    """The attention `block.residual` calls: x (B, L, C) over [cache; x] -> (B, L, C).
+
+    Projects only the L new positions; appends the trimmed keys and values to `kept`.
+    """
+    def attend(x):
+        k_new, v_new = FastAttention.kv(block.attn, x)  # (H, B, L, D) each
+        k = torch.cat([k_old.to(k_new.dtype), k_new], dim=2)  # (H, B, K, D)
+        values = torch.cat([v_old.to(v_new.dtype), v_new], dim=2)  # (H, B, K, D)
+        kept.append((_trim(k, mem_len), _trim(values, mem_len)))
+        q = FastAttention.queries(block.attn, x)  # (H, B, L, D)
+        return FastAttention.attend(block.attn, q, k, values, r, mask)
+    return attend
 
 
 @torch.no_grad()
 def forward_cached(
     model, idx, cache: KVCache | None = None, targets=None,
-    mem_len: int | None = None,
+    mem_len: int | None = None, same_length: bool | None = None,
+    clamp_len: int | None = None,
 ) -> CachedOutput:
-    """`model(idx, targets, mems, mem_len)` with a KVCache instead of mems (chapter 6).
+    """`model(idx, targets, mems, ...)` with a KVCache instead of mems.
 
     idx (B, L) int64, any L >= 1 (L = 1 for generation: one new position per character
-    attending to the cache). Returns the same logits (B, L, V) and loss as the standard
-    path, and the cache of the next memory: the last `mem_len` (default cfg.mem_len)
-    states of [old cache; this segment], each projected exactly once.
+    attending to the cache). mem_len, same_length, clamp_len: as for the standard path
+    (default: the config's). Returns the same logits (B, L, V) and loss as the standard
+    path, and the cache of the next memory: the last `mem_len` states of [old cache;
+    this segment], each projected exactly once.
     """
     _check(model)
-    cfg = model.cfg
     B, L = idx.shape
-    mem_len = cfg.mem_len if mem_len is None else mem_len
-    h = model.embed(idx) * model.emb_scale  # (B, L, C)
+    mem_len, window, clamp_len = model.settings(mem_len, same_length, clamp_len)
+    h = model.embed_input(idx)  # (B, L, C); eval mode: no dropout
     if cache is None or not cache.keys:
-        empty = [h.new_zeros(B, b.attn.n_head, 0, b.attn.d_head) for b in model.blocks]
-        cache = KVCache(empty, list(empty), [] if cache is None else cache.pos_keys)
+        H, D = model.cfg.n_head, model.cfg.d_head
+        empty = [h.new_zeros(H, B, 0, D) for _ in model.blocks]
+        old = cache or KVCache([], [])
+        cache = KVCache(empty, list(empty), old.pos_keys, old.pos_clamp)
+    if cache.keys[0].shape[1] != B:
+        raise ValueError(f"cache holds {cache.keys[0].shape[1]} streams, idx has {B}")
     M = cache.length
-    if cache.keys[0].shape[0] != B:
-        raise ValueError(f"cache holds {cache.keys[0].shape[0]} streams, idx has {B}")
-    K = M + L
-    if cfg.pos_enc == "relative":
-        rs = _pos_keys(model, cache, K, max(K, mem_len + L), idx.device, h.dtype)
-    else:
-        # the same U every call, as in TransformerXL.forward
-        h = h + absolute_encoding(L, cfg.d_model, idx.device, h.dtype)  # (B, L, C)
-        rs = [None] * len(model.blocks)
-    # same_length: every query sees its last max(M, 1) keys, as in TransformerXL.forward
-    window = max(mem_len, 1) if cfg.same_length else 0
+    rs = _pos_keys(model, cache, M + L, max(M + L, mem_len + L), clamp_len, h)
     mask = causal_mask(L, M, window, idx.device)  # (L, K)
-
-    new_keys, new_values = [], []
+    kept = []  # per layer (keys, values) of the next memory
     for block, k_old, v_old, r in zip(model.blocks, cache.keys, cache.values, rs):
-        a = block.attn
-        k_new, v_new = _project_kv(block, h)  # (B, H, L, D): only the L new positions
-        k = torch.cat([k_old.to(k_new.dtype), k_new], dim=2)  # (B, H, K, D)
-        values = torch.cat([v_old.to(v_new.dtype), v_new], dim=2)  # (B, H, K, D)
-        q = _heads(a.W_q(_attn_input(block, h)), a.n_head, a.d_head)  # (B, H, L, D)
-        att = _attend(a, q, k, values, r, mask)  # (B, L, C)
-        if block.pre_lnorm:
-            h = h + att
-            h = h + block.ff(block.ln_ff(h))  # (B, L, C)
-        else:
-            h = block.ln_attn(h + att)  # post-LN, as in the paper
-            h = block.ln_ff(h + block.ff(h))  # (B, L, C)
-        new_keys.append(_trim(k, mem_len))  # (B, H, M', D)
-        new_values.append(_trim(values, mem_len))
-    logits = model.head(model.ln_f(h))  # (B, L, V)
-    loss = None
-    if targets is not None:
-        loss = F.cross_entropy(logits.reshape(B * L, -1), targets.reshape(B * L))
-    return CachedOutput(logits, loss, KVCache(new_keys, new_values, cache.pos_keys))
+        h = block.residual(
+            h, _cached_attention(block, k_old, v_old, r, mask, mem_len, kept)
+        )  # (B, L, C)
+    logits, loss = model.readout(h, targets)
+    new = KVCache([k for k, _ in kept], [v for _, v in kept], cache.pos_keys,
+                  cache.pos_clamp)
+    return CachedOutput(logits, loss, new)
 
 
 @torch.no_grad()
@@ -217,11 +170,12 @@ def cache_from_mems(model, mems: list) -> KVCache:
     """The KVCache of a standard memory (a (B, M, C) tensor per layer), to switch paths.
 
     Projects each remembered state once; forward_cached(model, x, cache_from_mems(model,
-    mems)) then equals model(x, mems=mems) (chapter 6).
+    mems)) then equals model(x, mems=mems).
     """
     _check(model)
     if not mems:
         return KVCache([], [])
     dtype = next(model.parameters()).dtype
-    kv = [_project_kv(b, m.to(dtype)) for b, m in zip(model.blocks, mems)]
+    kv = [FastAttention.kv(b.attn, b.attn_input(m.to(dtype)))
+          for b, m in zip(model.blocks, mems)]
     return KVCache([k for k, _ in kv], [v for _, v in kv])

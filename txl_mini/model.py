@@ -53,16 +53,13 @@ class FeedForward(nn.Module):
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
-        self.net = nn.Sequential(
-            nn.Linear(cfg.d_model, cfg.d_inner),
-            nn.ReLU(),
-            nn.Dropout(cfg.dropout),
-            nn.Linear(cfg.d_inner, cfg.d_model),
-            nn.Dropout(cfg.dropout),
-        )
+        self.c_fc = nn.Linear(cfg.d_model, cfg.d_inner)  # widens every position alone
+        self.c_proj = nn.Linear(cfg.d_inner, cfg.d_model)  # back to the residual width
+        self.drop = nn.Dropout(cfg.dropout)
 
     def forward(self, x):
-        return self.net(x)
+        """x (B, L, C) -> (B, L, C), through (B, L, d_inner)."""
+        return self.drop(self.c_proj(self.drop(F.relu(self.c_fc(x)))))
 
 
 class Block(nn.Module):
@@ -79,12 +76,28 @@ class Block(nn.Module):
 
     def forward(self, h, mem, R, mask):
         """h (B, L, C), mem (B, M, C) -> (B, L, C)."""
+        mem = self.attn_input(mem)  # (B, M, C)
+        return self.residual(h, lambda x: self.attn(x, mem, R, mask))
+
+    def attn_input(self, x):
+        """What the attention reads of states x (B, N, C): LN(x) pre-LN, else x.
+
+        Memory holds the un-normalised residual stream, so pre-LN normalises it
+        alongside h.
+        """
+        return self.ln_attn(x) if self.pre_lnorm else x
+
+    def residual(self, h, attend):
+        """The layer's wiring around `attend`, (B, L, C) -> (B, L, C), for h (B, L, C).
+
+        attend(x) is the attention of the segment's states x = attn_input(h) over
+        [memory; segment]: `forward` passes the standard one, the key/value cache its
+        cached one, so the residuals and LayerNorms live here only.
+        """
         if self.pre_lnorm:
-            # memory holds the un-normalised residual stream, so normalise it
-            # alongside h
-            h = h + self.attn(self.ln_attn(h), self.ln_attn(mem), R, mask)
+            h = h + attend(self.ln_attn(h))
             return h + self.ff(self.ln_ff(h))
-        h = self.ln_attn(h + self.attn(h, mem, R, mask))  # post-LN, as in the paper
+        h = self.ln_attn(h + attend(h))  # post-LN, as in the paper
         return self.ln_ff(h + self.ff(h))
 
 
@@ -133,37 +146,82 @@ class TransformerXL(nn.Module):
             nn.init.normal_(module.R_hat, 0.0, std)  # as the paper's code does
 
     def forward(
-        self, idx, targets=None, mems=None, mem_len: Optional[int] = None
+        self, idx, targets=None, mems=None, mem_len: Optional[int] = None,
+        same_length: Optional[bool] = None, clamp_len: Optional[int] = None,
     ) -> ModelOutput:
-        cfg = self.cfg
         B, L = idx.shape
-        mem_len = cfg.mem_len if mem_len is None else mem_len
-        h = self.embed(idx) * self.emb_scale  # (B, L, C)
+        mem_len, window, clamp_len = self.settings(mem_len, same_length, clamp_len)
+        h = self.embed_input(idx)  # (B, L, C)
         if not mems:  # the first segment remembers nothing
-            mems = [h.new_zeros(B, 0, cfg.d_model) for _ in self.blocks]
+            mems = [h.new_zeros(B, 0, self.cfg.d_model) for _ in self.blocks]
         M = mems[0].shape[1]
-        K = M + L
-
-        R = None  # "shaw": positions enter through each layer's learned R_hat
-        if cfg.pos_enc == "relative":  # positions enter only through R (chapter 4)
-            R = relative_encoding(K, cfg.d_model, cfg.clamp_len, idx.device, h.dtype)
-            R = self.drop(R)  # (K, C)
-        elif cfg.pos_enc == "absolute":  # the same U added to every segment (ch. 3)
-            h = h + absolute_encoding(L, cfg.d_model, idx.device, h.dtype)  # (B, L, C)
+        R = self.position_table(M + L, clamp_len, h)  # (K, C), or None
         h = self.drop(h)
-        window = max(mem_len, 1) if cfg.same_length else 0
         mask = causal_mask(L, M, window, idx.device)  # (L, K)
 
         hiddens = []  # the input of every layer: what the next segment will remember
         for block, mem in zip(self.blocks, mems):
             hiddens.append(h)
             h = block(h, mem.to(h.dtype), R, mask)  # (B, L, C)
-        logits = self.head(self.drop(self.ln_f(h)))  # (B, L, V)
+        logits, loss = self.readout(h, targets)
+        return ModelOutput(logits, loss, update_mems(mems, hiddens, mem_len))
 
+    def settings(self, mem_len=None, same_length=None, clamp_len=None):
+        """(mem_len, window, clamp_len) of one call: each argument, or the config's.
+
+        Evaluation settings are arguments, never writes into the frozen cfg: a model
+        may be evaluated with a longer memory, the same_length window or a clamp it
+        was not trained with, and nothing read at construction could half-change.
+        window: every query sees its last `window` keys (same_length), 0 for all.
+        Raises ValueError for a setting this model cannot honour.
+        """
+        cfg = self.cfg
+        mem_len = cfg.mem_len if mem_len is None else mem_len
+        same_length = cfg.same_length if same_length is None else same_length
+        clamp_len = cfg.clamp_len if clamp_len is None else clamp_len
+        if not isinstance(mem_len, int) or isinstance(mem_len, bool) or mem_len < 0:
+            raise ValueError(f"mem_len must be an int >= 0 (0 = no memory), "
+                             f"got {mem_len!r}")
+        if not isinstance(same_length, bool):
+            raise ValueError(f"same_length must be True or False, got {same_length!r}")
+        if (not isinstance(clamp_len, int) or isinstance(clamp_len, bool)
+                or clamp_len < -1 or clamp_len == 0):
+            raise ValueError(f"clamp_len must be -1 (off) or an int >= 1, "
+                             f"got {clamp_len!r}")
+        if clamp_len not in (-1, cfg.clamp_len) and cfg.pos_enc != "relative":
+            raise ValueError(f"clamp_len clamps the sinusoid R, which pos_enc="
+                             f"{cfg.pos_enc!r} has not")
+        # a query sees at least itself: max(M, 1), as the paper's code does
+        return mem_len, (max(mem_len, 1) if same_length else 0), clamp_len
+
+    def embed_input(self, idx):
+        """Token embeddings of idx (B, L), scaled, plus U with absolute positions."""
+        h = self.embed(idx) * self.emb_scale  # (B, L, C)
+        if self.cfg.pos_enc == "absolute":  # the same U added to every segment
+            L = idx.shape[1]
+            h = h + absolute_encoding(L, self.cfg.d_model, idx.device, h.dtype)
+        return h  # (B, L, C)
+
+    def position_table(self, n_keys: int, clamp_len: int, like):
+        """R for distances n_keys-1 ... 0 (n_keys, C), in like's dtype and device.
+
+        None unless pos_enc is "relative": positions enter only through R there;
+        Shaw's enter through each layer's learned R_hat, absolute ones through U.
+        """
+        if self.cfg.pos_enc != "relative":
+            return None
+        C = self.cfg.d_model
+        R = relative_encoding(n_keys, C, clamp_len, like.device, like.dtype)
+        return self.drop(R)  # (K, C)
+
+    def readout(self, h, targets=None):
+        """(logits (B, L, V), mean cross-entropy in nats or None) of the last states."""
+        B, L, _ = h.shape
+        logits = self.head(self.drop(self.ln_f(h)))  # (B, L, V)
         loss = None
         if targets is not None:
             loss = F.cross_entropy(logits.reshape(B * L, -1), targets.reshape(B * L))
-        return ModelOutput(logits, loss, update_mems(mems, hiddens, mem_len))
+        return logits, loss
 
     def num_params(self) -> int:
         return sum(p.numel() for p in self.parameters())
@@ -181,10 +239,11 @@ class VanillaTransformer(TransformerXL):
         super().__init__(cfg.replace(mem_len=0, pos_enc="absolute"))
 
     def forward(
-        self, idx, targets=None, mems=None, mem_len: Optional[int] = None
+        self, idx, targets=None, mems=None, mem_len: Optional[int] = None,
+        same_length: Optional[bool] = None, clamp_len: Optional[int] = None,
     ) -> ModelOutput:
-        if mems or mem_len:
+        if mems or mem_len or same_length:
             raise ValueError(
                 "VanillaTransformer has no memory; use TransformerXL for recurrence"
             )
-        return super().forward(idx, targets)
+        return super().forward(idx, targets, clamp_len=clamp_len)

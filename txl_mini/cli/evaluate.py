@@ -109,8 +109,9 @@ def _name(corpus) -> str:
     return "offline, generated with " + ", ".join(f"{k}={v}" for k, v in corpus.items())
 
 
-def settings(args, model) -> tuple[str, int, int]:
-    """(mode, L, M); an option that would be ignored or silently wrong is refused."""
+def settings(args, model) -> tuple[str, int, int, dict]:
+    """(mode, L, M, the model's evaluation settings to pass to each call); an option
+    that would be ignored or silently wrong is refused."""
     vanilla = type(model).__name__ == "VanillaTransformer"
     mode = "sliding" if args.sliding_window else args.mode
     mode = ("sliding" if vanilla else "segments") if mode == "auto" else mode
@@ -128,8 +129,8 @@ def settings(args, model) -> tuple[str, int, int]:
     changes = {k: v for k, v in (("clamp_len", args.clamp_len),
                                  ("same_length", args.same_length or None))
                if v is not None}
-    model.cfg = cfg.replace(**changes)  # read by forward; weights unchanged
-    return mode, args.seg_len or cfg.seg_len, M
+    model.settings(**changes)  # arguments of every call, validated once here
+    return mode, args.seg_len or cfg.seg_len, M, changes
 
 
 def main(argv=None) -> int:
@@ -151,7 +152,7 @@ def _main(args) -> int:
         device = pick_device(args.device)
         path = checkpoint_path(args.checkpoint)
         model, meta = load_checkpoint(path, device)
-        mode, L, M = settings(args, model)
+        mode, L, M, changes = settings(args, model)
         cfg, B = model.cfg, args.batch_size
         check_memory(cfg.replace(seg_len=L), B, M, False, device)
         corpus, corpus_path = corpus_of(args, meta, path)
@@ -172,9 +173,9 @@ def _main(args) -> int:
     except (CheckpointError, OSError, ValueError, DataError) as e:
         return fail(PROG, f"error: {e}", 1)
     show = not (args.quiet or args.json)
-    # the key/value cache serves XL's segments; Shaw's learned rows are not cached
+    # the key/value cache serves XL's segments
     cache = (mode == "segments" and not args.no_cache and M > 0
-             and type(model).__name__ == "TransformerXL" and cfg.pos_enc != "shaw")
+             and type(model).__name__ == "TransformerXL")
     if not args.json:
         print(f"{path}: {type(model).__name__}, {mode}, L={L}, M={M}"
               f"{', key/value cache' if cache else ''}; corpus: "
@@ -184,10 +185,12 @@ def _main(args) -> int:
         res = evaluate_sliding_window(
             model, tokens, context=L,
             batch_size=max(B, 64) if args.batch_size == 1 else B, progress=show,
+            clamp_len=changes.get("clamp_len"),
         )
     else:
         res = evaluate_segments(model, tokens, seg_len=L, batch_size=B,
-                                mem_len=args.mem_len, progress=show, cache=cache)
+                                mem_len=args.mem_len, progress=show, cache=cache,
+                                **changes)
     if res.n_nonfinite or not math.isfinite(res.bpc):
         return fail(PROG, f"error: {path} gives a NaN or infinite loss at "
                     f"{res.n_nonfinite:,} of {res.n_tokens:,} characters; its weights "
@@ -196,8 +199,9 @@ def _main(args) -> int:
         print(json.dumps({"checkpoint": path, "model": type(model).__name__,
                           "corpus": corpus, "split": args.split, "chars": len(tokens),
                           "mode": mode, "seg_len": L, "mem_len": M,
-                          "clamp_len": cfg.clamp_len,
-                          "same_length": cfg.same_length, "batch_size": B,
+                          "clamp_len": changes.get("clamp_len", cfg.clamp_len),
+                          "same_length": changes.get("same_length", cfg.same_length),
+                          "batch_size": B,
                           "cache": cache,
                           "bpc": res.bpc, "n_tokens": res.n_tokens,
                           "seconds": res.seconds, "device": str(device)}))

@@ -97,9 +97,8 @@ def _main(args) -> int:
     gen = None
     if args.seed is not None:
         gen = torch.Generator(device=device).manual_seed(args.seed)
-    # the key/value cache serves Transformer-XL; Shaw's learned rows are not cached
-    use_cache = (not args.no_cache and not isinstance(model, VanillaTransformer)
-                 and model.cfg.pos_enc != "shaw")
+    # the key/value cache serves Transformer-XL
+    use_cache = not args.no_cache and not isinstance(model, VanillaTransformer)
     how = "key/value cache" if use_cache else "re-running the window"
     if not args.quiet:
         print(f"{type(model).__name__} from {path} "
