@@ -1,6 +1,6 @@
 """python -m txl_mini train --resume: what it accepts, and Ctrl-C during validation.
 
-Issue 20, items 6, 7, 9, 10 and 18: a different --threads is said, a last.pt of
+A different --threads is said, a last.pt of
 another model is refused, a finished run writes nothing, options that would be ignored
 are refused, a signal during validation stops within a segment and the resumed run is
 still bitwise the uninterrupted one, and tokens/s counts training time only.

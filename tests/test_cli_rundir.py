@@ -1,6 +1,6 @@
 """python -m txl_mini train: nothing left behind, one run per directory, a full disk.
 
-Issue 20, items 1-4 and 21: kill -9 during a write leaves no temporary file for good,
+Kill -9 during a write leaves no temporary file for good,
 two resumes of one run cannot both train, a directory that is not a run is never
 overwritten, a full disk is one line, and files are created with ordinary modes.
 """

@@ -1,6 +1,6 @@
 """evaluate, sample, bench, data and --help, tried as a new user and a hostile tester.
 
-Issue 20, items 5, 8, 9, 12-15, 19-21: refusals instead of silently wrong numbers,
+Refusals instead of silently wrong numbers,
 one line instead of a traceback (Ctrl-C, a closed pipe, NaN), and help that says what
 each option does.
 """

@@ -70,7 +70,7 @@ def test_two_ranks_equal_one_process_and_resume(tmp_path):
 
 
 def test_sigterm_to_torchrun_prints_the_stop_line_once(tmp_path):
-    """Issue 20, item 11: every rank stops and saves, only rank 0 says so. (torchrun
+    """Every rank stops and saves, only rank 0 says so. (torchrun
     itself then raises its own SignalException; that traceback is its code's.)"""
     text = tmp_path / "corpus.txt"
     text.write_text(words(3000))

@@ -1,4 +1,5 @@
-"""Evaluation, training and the learning test of design.md §7."""
+"""Evaluation, training, and a tiny model that learns a dependency longer than its
+segment only with memory."""
 
 import math
 

@@ -1,5 +1,4 @@
-"""Correctness of the core: shift, relative attention, recurrence, masks
-(design.md §7)."""
+"""Correctness of the core: shift, relative attention, recurrence, masks."""
 
 import math
 

@@ -51,7 +51,7 @@ def measured_changes(n_layer, seg_len, mem_len, n_segments, init_std=0.3, **chan
 CONFIGS = [
     (1, 8, 5), (2, 8, 3), (3, 8, 5), (5, 4, 3),  # M < L
     (2, 8, 12), (3, 4, 6), (4, 4, 7), (2, 4, 13),  # M > L, not a multiple
-    (2, 32, 8), (2, 32, 16),  # issue 18: 71 and 79 (N M + L - 1 says 47 and 63)
+    (2, 32, 8), (2, 32, 16),  # 71 and 79, where N M + L - 1 says 47 and 63
     (1, 8, 8), (3, 4, 8), (4, 4, 4),  # M a multiple of L: N M + L - 1
     (1, 8, 0), (3, 8, 0), (4, 4, 0),  # no memory: L - 1 at any depth
 ]
@@ -107,7 +107,7 @@ def test_tiny_effects_of_deep_models_are_real(N, L, M):
     assert farthest_above_tolerance < expected
 
 
-def test_reach_checks_from_issue_18_and_special_cases():
+def test_reach_where_n_m_plus_l_is_wrong_and_special_cases():
     assert reach(2, 32, 8) == 71
     assert reach(2, 32, 16) == 79
     assert reach(2, 8, 12) == 35

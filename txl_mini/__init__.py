@@ -1,13 +1,16 @@
 """txl_mini: a small, readable char-level Transformer-XL (Dai et al., 2019).
 
-Which module serves which chapter of the txl-book:
+Which module serves which chapter of the txl-book. This map is the one place that ties
+code to chapter numbers (they shift as chapters split); docstrings do not repeat it,
+save the few whose source a chapter shows, until that chapter is next re-recorded.
 
   the model, bottom-up
     config.py            ModelConfig and its presets                      ch. 1, 6
     positional.py        sinusoids: R (relative) and U (absolute)         ch. 4
     attention.py         causal mask, rel_shift, terms (a)-(d): readable  ch. 3-5
-    fast_attention.py    the same attention in fused kernels (default)    ch. 5
+    fast_attention.py    the same attention fused: kv, attend (default)   ch. 5, 6
     model.py             memory update, block, TransformerXL, vanilla     ch. 1, 3, 6
+                         (evaluation settings: call arguments)
   using a model
     text8.py             text8: download, checksum, splits                ch. 1
     corpus.py            the offline corpus (its words: corpus_words.py)  ch. 2
@@ -15,7 +18,7 @@ Which module serves which chapter of the txl-book:
     train.py             the training loop                                ch. 1, 6
     evaluate.py          bits per character, loss by position             ch. 1, 2, 6
     reach.py             the farthest dependency, for any memory length   ch. 3
-    kv_cache.py          inference with cached keys and values            ch. 6
+    kv_cache.py          cached keys and values: bookkeeping around Block ch. 6
     sample.py, speed.py  generation; evaluation speed (Table 9)           ch. 6
     recl.py              relative effective context length                ch. 7
     checkpoint.py        saving and loading models (files.py: atomic)     ch. 6

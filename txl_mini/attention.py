@@ -1,4 +1,4 @@
-"""Attention over [memory; segment]: causal mask, efficient shift, terms a-d (ch. 3-5).
+"""Attention over [memory; segment]: causal mask, efficient shift, terms a-d.
 
 This is the readable path, written as the chapters teach it. The fused path that the
 models run by default (`ModelConfig.fast_attn`) lives in `fast_attention.py`; the tests
@@ -24,7 +24,7 @@ from .positional import relative_positions
 def causal_mask(
     seg_len: int, mem_len: int, window: int = 0, device=None
 ) -> torch.Tensor:
-    """Boolean (L, K) mask, True where query i may NOT look at key j (chapter 3).
+    """Boolean (L, K) mask, True where query i may NOT look at key j.
 
     Query i sits at key position M + i: it sees all M memory slots and the segment up to
     itself. With `window` >= 1 (the same_length trick) it sees only its last `window`
@@ -98,7 +98,7 @@ def attention_probs(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
 
 class MultiHeadAttention(nn.Module):
-    """Multi-head attention over [memory; segment]: relative, Shaw or absolute (ch. 4).
+    """Multi-head attention over [memory; segment]: relative, Shaw or absolute.
 
     Relative (Dai et al., 2019, Section 3.3, the equation for A^rel_{i,j}):
         A_ij = q_i.k_j (a) + q_i.W_kr R_{i-j} (b) + u.k_j (c) + v.W_kr R_{i-j} (d)
@@ -158,7 +158,7 @@ class MultiHeadAttention(nn.Module):
         """Position keys in R's row order, distances K-1 ... 0: (K, H, D) or None.
 
         Relative: W_kr R. Shaw: rows of R_hat, distances above k reading row k. The
-        same row order lets both go through rel_shift (chapter 5). Absolute: None.
+        same row order lets both go through rel_shift. Absolute: None.
         """
         if self.shaw:
             k = self.R_hat.shape[0] - 1

@@ -1,4 +1,4 @@
-"""Checkpoints: one file holds a model's config, weights and plain metadata (chapter 6).
+"""Checkpoints: one file holds a model's config, weights and plain metadata.
 
     save_checkpoint("runs/xl/last.pt", model, {"corpus": "offline"}, optimizer=opt)
     model, meta = load_checkpoint("runs/xl/last.pt")

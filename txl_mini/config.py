@@ -1,4 +1,4 @@
-"""Model configuration and named presets (ch. 6 composes them; every chapter uses one).
+"""Model configuration and named presets; every chapter uses one.
 
 Shape letters used across txl_mini: B batch, L segment length, M memory length,
 K = M + L keys, H heads, D head dim, C d_model, V vocab.
@@ -13,16 +13,16 @@ POS_ENCODINGS = ("relative", "absolute", "shaw")
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """Every hyper-parameter of TransformerXL and of the vanilla baseline (ch. 1 and 6).
+    """Every hyper-parameter of TransformerXL and of the vanilla baseline.
 
     Ablations are switches: `mem_len=0` removes recurrence, `pos_enc="absolute"`
-    replaces the relative encoding of chapter 4 by sinusoids added to the input, as in
+    replaces the relative encoding by sinusoids added to the input, as in
     the vanilla Transformer, and `pos_enc="shaw"` by the paper's relative baseline,
     Shaw et al. (2018): learned embeddings of clipped distances, terms (a), (b) only.
     """
 
-    vocab_size: int = 27  # text8: a-z and space (chapter 1)
-    # N in the paper; memory reach grows by one segment per layer (chapter 3)
+    vocab_size: int = 27  # text8: a-z and space
+    # N in the paper; memory reach grows by one segment per layer
     n_layer: int = 4
     n_head: int = 4  # H
     d_head: int = 32  # D; H * D need not equal C, the projections map between them
@@ -44,7 +44,7 @@ class ModelConfig:
     shaw_clip: int = -1
     # one u, v per layer; the paper's equation and text8 scripts share one pair
     untie_r: bool = False
-    # fused kernels (bench); False = the readable code of ch. 3-5
+    # fused kernels (bench); False = the readable code the chapters teach
     fast_attn: bool = True
     pre_lnorm: bool = False  # the paper is post-LN; pre-LN trains more easily when deep
     tie_weights: bool = True  # output softmax shares the input embedding matrix

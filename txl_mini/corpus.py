@@ -1,4 +1,4 @@
-"""The offline corpus: English-like text with planted long-range dependencies (ch. 2).
+"""The offline corpus: English-like text with planted long-range dependencies.
 
 text8 needs a download; this corpus needs nothing, is deterministic from a seed, uses
 the text8 alphabet (a-z and single spaces), and hides made-up names whose second mention
@@ -44,7 +44,7 @@ _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 
 class Dependency(NamedTuple):
-    """One planted name (Chapter 2): text[cue:cue+length] == text[target:target+length],
+    """One planted name: text[cue:cue+length] == text[target:target+length],
     target - cue == distance; dependent characters are target+1 .. target+length-1."""
 
     cue: int
@@ -55,7 +55,7 @@ class Dependency(NamedTuple):
 
 @dataclass(frozen=True)
 class OfflineCorpus:
-    """Generated text plus where its planted dependencies are (Chapter 2)."""
+    """Generated text plus where its planted dependencies are."""
 
     text: str = field(repr=False)  # millions of chars would flood a notebook
     deps: List[Dependency] = field(repr=False)
@@ -152,14 +152,14 @@ def make_offline_corpus(n_chars: int, *, seed: int = 0,
                         distances: Union[int, Iterable[int]] = (64, 256, 512),
                         gap: Tuple[int, int] = (40, 200), names: str = "syllables",
                         name_len: Tuple[int, int] = (5, 8)) -> OfflineCorpus:
-    """Exactly n_chars of English-like text, names repeated at known distances (ch. 2).
+    """Exactly n_chars of English-like text, names repeated at known distances.
 
     Plantings cycle through `distances` (so each gets about the same number) and are
     separated by ordinary sentences of a random length in `gap`. A single distance:
     `distances=300`. `names="syllables"` (default) builds names from made-up syllables;
     `names="letters"` draws each letter uniformly from a-z, `name_len` (min, max)
     letters long, so that every dependent character is worth log2(26) = 4.7 bits to a
-    model that copies it (chapters 2 and 4). Letter names are at most name_len[1]
+    model that copies it. Letter names are at most name_len[1]
     letters, so distances down to name_len[1] + 3 work.
     """
     if n_chars < 0:
@@ -198,7 +198,7 @@ def make_offline_corpus(n_chars: int, *, seed: int = 0,
 def offline_splits(n_chars: int, *, seed: int = 0,
                    distances: Union[int, Iterable[int]] = (64, 256, 512),
                    **options) -> Splits:
-    """The offline corpus as train / valid / test text, named "offline" (Chapter 2).
+    """The offline corpus as train / valid / test text, named "offline".
 
     `options` (gap, names, name_len) go to make_offline_corpus."""
     return split_text8(make_offline_corpus(n_chars, seed=seed, distances=distances,
@@ -207,7 +207,7 @@ def offline_splits(n_chars: int, *, seed: int = 0,
 
 def write_offline_corpus(corpus: OfflineCorpus, path: PathLike,
                          deps_path: Optional[PathLike] = None) -> None:
-    """Write the text (and optionally a TSV of the plantings), atomically (ch. 2)."""
+    """Write the text (and optionally a TSV of the plantings), atomically."""
     _write_text(path, corpus.text)
     if deps_path is not None:
         rows = ["cue\ttarget\tlength\tdistance"]

@@ -1,7 +1,7 @@
-"""Data: a 27-symbol char vocabulary, the paper's stream batching, segments (ch. 1).
+"""Data: a 27-symbol char vocabulary, the paper's stream batching, segments.
 
 text8 itself is loaded by `txl_mini.text8`; the offline corpus with planted long-range
-dependencies (chapter 2) is `txl_mini.corpus`. `python -m txl_mini data --help` fetches
+dependencies is `txl_mini.corpus`. `python -m txl_mini data --help` fetches
 and verifies text8 or writes an offline corpus.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ from .text8 import TEXT8_CHARS, DataError, load_text8, split_text8
 
 def normalize(text: str) -> str:
     """ASCII-lowercase, and map every other character outside a-z to a space, as text8
-    did (Chapter 1). One character in, one character out, so positions in `text` stay
+    did. One character in, one character out, so positions in `text` stay
     valid."""
     raw = np.frombuffer(text.encode("latin-1", errors="replace"), dtype=np.uint8).copy()
     raw[(raw >= 65) & (raw <= 90)] += 32  # A-Z -> a-z
@@ -30,7 +30,7 @@ def normalize(text: str) -> str:
 
 
 class CharVocab:
-    """The 27 text8 symbols, in `TEXT8_CHARS` order: space=0, a=1 .. z=26 (ch. 1)."""
+    """The 27 text8 symbols, in `TEXT8_CHARS` order: space=0, a=1 .. z=26."""
 
     def __init__(self, chars: str = TEXT8_CHARS):
         if len(set(chars)) != len(chars) or max(map(ord, chars)) > 255:
@@ -86,7 +86,7 @@ class CharVocab:
 # --------------------------------------------------------------------------------------
 
 def batchify(tokens: torch.Tensor, batch_size: int) -> torch.Tensor:
-    """(N,) -> (B, N // B): B contiguous streams, row b = tokens[b*T:(b+1)*T] (ch. 1).
+    """(N,) -> (B, N // B): B contiguous streams, row b = tokens[b*T:(b+1)*T].
 
     The remainder N % B is dropped. Works for any 1-D tensor, e.g. a dependency mask, so
     it stays aligned with the tokens.
@@ -102,13 +102,13 @@ def batchify(tokens: torch.Tensor, batch_size: int) -> torch.Tensor:
 
 
 def n_segments(T: int, L: int) -> int:
-    """How many (x, y) segments `iter_segments` yields for length-T streams (ch. 1)."""
+    """How many (x, y) segments `iter_segments` yields for length-T streams."""
     return -(-(T - 1) // L) if T > 1 else 0  # ceil((T - 1) / L) in integers
 
 
 def segment_at(streams: torch.Tensor, start: int, seg_len: int
                ) -> Tuple[torch.Tensor, torch.Tensor]:
-    """(x, y), each (B, l), of the segment at `start` of streams (B, T) (ch. 1).
+    """(x, y), each (B, l), of the segment at `start` of streams (B, T).
 
     y is x shifted left by 1; l = seg_len (L), or what is left before the end of the
     streams. x and y are contiguous, so `.view(-1)` works.
@@ -121,7 +121,7 @@ def segment_at(streams: torch.Tensor, start: int, seg_len: int
 
 def iter_segments(streams: torch.Tensor, seg_len: int
                   ) -> Iterator[Tuple[torch.Tensor, torch.Tensor]]:
-    """Yield (x, y), each (B, l), from streams (B, T); y is x shifted left by 1 (ch. 1).
+    """Yield (x, y), each (B, l), from streams (B, T); y is x shifted left by 1.
 
     l = seg_len (L) except possibly for the last segment. Segment k+1 starts where
     segment k's targets end, so a memory carried from k to k+1 is the true past of every
@@ -161,7 +161,7 @@ def read_text_file(path: str) -> str:
 
 def load_corpus_split(corpus: str, split: str = "train", path: Optional[str] = None,
                       offline_chars: int = OFFLINE_CHARS) -> torch.Tensor:
-    """Token ids (N,) of one split of a corpus, for the CLIs (Chapter 1).
+    """Token ids (N,) of one split of a corpus, for the CLIs.
 
     "text8": downloaded and verified, or read from `path` (text8.zip or the unzipped
     file).

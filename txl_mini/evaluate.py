@@ -1,4 +1,4 @@
-"""Bits per character, by segments (XL with memory) or by sliding window (ch. 1, 2, 6).
+"""Bits per character, by segments (XL with memory) or by sliding window.
 
 Both evaluators score every target of the stream exactly once and return per-token
 losses, so the two numbers they print are about the same characters.
@@ -21,7 +21,7 @@ from .kv_cache import forward_cached
 
 @dataclass
 class EvalResult:
-    """Result of an evaluation (chapter 1)."""
+    """Result of an evaluation."""
 
     bpc: float  # bits per character = mean nats / ln 2
     n_tokens: int  # targets scored
@@ -42,7 +42,7 @@ class EvaluationStopped(Exception):
 
 
 def bits_per_char(nats: float) -> float:
-    """Mean cross-entropy in nats -> bits per character (chapter 1)."""
+    """Mean cross-entropy in nats -> bits per character."""
     return nats / math.log(2)
 
 
@@ -67,12 +67,12 @@ def evaluate_segments(model, tokens: torch.Tensor, seg_len: Optional[int] = None
                       on_segment: Optional[Callable[[int, int], bool]] = None,
                       cache: bool = False, same_length: Optional[bool] = None,
                       clamp_len: Optional[int] = None) -> EvalResult:
-    """Score `tokens` (N,) segment by segment, memory carried between them (ch. 1, 6).
+    """Score `tokens` (N,) segment by segment, memory carried between them.
 
     For TransformerXL every segment sees the previous segments' states through memory
     (up to `mem_len`, default the model's). For the vanilla model this is evaluation on
-    non-overlapping segments: each segment starts from nothing, the context
-    fragmentation of chapter 2.
+    non-overlapping segments: each segment starts from nothing (context
+    fragmentation).
     With batch_size B the stream is cut into B parallel streams; token_nats.reshape(-1)
     lines up with tokens[:B * (N // B)]. `on_segment(done, total)` is called after
     each segment; if it returns True the evaluation raises EvaluationStopped.
@@ -94,7 +94,7 @@ def evaluate_segments(model, tokens: torch.Tensor, seg_len: Optional[int] = None
     total = n_segments(streams.shape[1], L)
     for k, (x, y) in enumerate(tqdm(iter_segments(streams, L), disable=not progress,
                                     desc="segments", total=total)):
-        if cache:  # the memory as projected keys and values (chapter 6)
+        if cache:  # the memory as projected keys and values
             out = forward_cached(model, x, kv, **kwargs)
             kv = out.cache
         else:
@@ -116,7 +116,7 @@ def evaluate_sliding_window(model, tokens: torch.Tensor, context: Optional[int] 
                             clamp_len: Optional[int] = None) -> EvalResult:
     """The vanilla model's evaluation (Al-Rfou et al., 2019): one prediction per window.
 
-    Chapter 1. The first window scores its `context` targets; after that the window
+    The first window scores its `context` targets; after that the window
     slides by one and only its last position is scored, so every prediction has the full
     `context` characters behind it, at the price of a whole forward pass per character.
     Windows are batched `batch_size` at a time; clamp_len: as for the model's calls.

@@ -1,4 +1,4 @@
-"""Names and weights of the Hugging Face port of the authors' code (chapter 6).
+"""Names and weights of the Hugging Face port of the authors' code.
 
 The reference is Hugging Face `transformers`' TransfoXLLMHeadModel (last shipped in
 4.57.6), a port of the authors' PyTorch code (github.com/kimiyoung/transformer-xl).
@@ -45,7 +45,7 @@ def mapping_rows(cfg: ModelConfig, per_layer: bool = True
     """Rows (paper symbol, txl_mini parameter, reference parameter) for config `cfg`.
 
     With `per_layer=False` layer-dependent names carry the placeholder `{i}` (one row
-    per kind, the compact table of chapter 6). A slice such as `qkv_net.weight[0:HD]`
+    per kind, a compact table). A slice such as `qkv_net.weight[0:HD]`
     means rows 0..HD-1 of the reference's fused matrix (HD = n_head * d_head). u and v
     appear once per layer in txl_mini's names even when shared (every block holds the
     same Parameter object); the reference then names the shared pair

@@ -1,4 +1,4 @@
-"""Transformer-XL and its vanilla baseline, small to big: block -> model (ch. 1, 3, 6).
+"""Transformer-XL and its vanilla baseline, small to big: block -> model.
 
 Shapes: B batch, L segment length, M memory length, K = M + L, C d_model, V vocab.
 """
@@ -21,7 +21,7 @@ from .positional import absolute_encoding, relative_encoding
 
 @dataclass
 class ModelOutput:
-    """What every model in txl_mini returns (chapter 1)."""
+    """What every model in txl_mini returns."""
 
     logits: torch.Tensor  # (B, L, V)
     # mean cross-entropy in nats, if targets were given
@@ -102,12 +102,13 @@ class Block(nn.Module):
 
 
 class TransformerXL(nn.Module):
-    """A char-level Transformer-XL (Dai et al., 2019); ch. 6 composes it from ch. 3-5.
+    """A char-level Transformer-XL (Dai et al., 2019): segments with memory.
 
     out = model(idx, targets=None, mems=None): idx (B, L) int64; out.logits (B, L, V);
     out.loss mean cross-entropy in nats; out.mems one detached (B, M, C) tensor per
-    layer, to pass back in with the next segment. `mem_len` overrides cfg.mem_len for
-    this call (evaluating with a longer memory than in training, chapter 4).
+    layer, to pass back in with the next segment. `mem_len`, `same_length` and
+    `clamp_len` override the config for this call (`settings`), e.g. to evaluate with a
+    longer memory than in training.
     """
 
     def __init__(self, cfg: ModelConfig):
@@ -169,11 +170,10 @@ class TransformerXL(nn.Module):
     def settings(self, mem_len=None, same_length=None, clamp_len=None):
         """(mem_len, window, clamp_len) of one call: each argument, or the config's.
 
-        Evaluation settings are arguments, never writes into the frozen cfg: a model
-        may be evaluated with a longer memory, the same_length window or a clamp it
-        was not trained with, and nothing read at construction could half-change.
-        window: every query sees its last `window` keys (same_length), 0 for all.
-        Raises ValueError for a setting this model cannot honour.
+        Evaluation settings are arguments, never writes into the frozen cfg (whose
+        other fields were read at construction, so a write would half-apply). window:
+        each query sees its last `window` keys (same_length), 0: all. ValueError for
+        a setting this model cannot honour.
         """
         cfg = self.cfg
         mem_len = cfg.mem_len if mem_len is None else mem_len
@@ -228,7 +228,7 @@ class TransformerXL(nn.Module):
 
 
 class VanillaTransformer(TransformerXL):
-    """The ch. 1 baseline (Al-Rfou et al., 2019 style): absolute positions, no memory.
+    """The vanilla baseline (Al-Rfou et al., 2019 style): absolute positions, no memory.
 
     It is TransformerXL with both of the paper's ideas switched off, so the two differ
     in exactly what the paper changes and share everything else (interface, blocks,

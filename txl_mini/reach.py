@@ -1,4 +1,4 @@
-"""How far back a Transformer-XL prediction can reach, for any memory length (ch. 3).
+"""How far back a Transformer-XL prediction can reach, for any memory length.
 
 Shapes and symbols: N layers, L segment length, M memory length.
 """

@@ -1,4 +1,4 @@
-"""Relative Effective Context Length, RECL (Dai et al., 2019, Appendix; chapter 7).
+"""Relative Effective Context Length, RECL (Dai et al., 2019, Appendix).
 
 How far back does a model really look? Measure its loss l_i(c, t) on the same targets t
 for several context lengths c, then ask how long a longer context keeps paying off,
@@ -26,7 +26,7 @@ Losses = Mapping[str, Mapping[int, torch.Tensor]]
 
 
 class Recl(NamedTuple):
-    """RECL of one model (chapter 7). `lower_bound`: the walk hit the largest measured
+    """RECL of one model. `lower_bound`: the walk hit the largest measured
     context, so the true RECL may be longer than `context`."""
 
     context: int
@@ -62,7 +62,7 @@ def loss_table(model, tokens: torch.Tensor, contexts: Sequence[int], *,
                n_targets: int = None, stride: int = 1, batch_size: int = 64,
                max_window: int = None, progress: bool = False
                ) -> Dict[int, torch.Tensor]:
-    """{c: per-target nats (T,)} with the history cut to c characters (chapter 7).
+    """{c: per-target nats (T,)} with the history cut to c characters.
 
     Targets are tokens[s], tokens[s+1], ... tokens[s+T-1] with s = max(contexts): the
     same targets for every c (and every model given the same arguments), and every one
@@ -72,7 +72,7 @@ def loss_table(model, tokens: torch.Tensor, contexts: Sequence[int], *,
     The model sees a window of history that starts from nothing (empty memory, no
     earlier state), so no information older than the window can leak in:
     * without memory (cfg.mem_len == 0, vanilla or relative-only) the window is one
-      segment: the sliding-window evaluation of chapter 1 with window c;
+      segment: the sliding-window evaluation with window c;
     * with memory the window is read the way the model was trained, in segments of L
       carrying memory M; every target still sees only the characters of its window,
       through whatever mix of current segment and memory the layout gives it.

@@ -1,4 +1,4 @@
-"""Generation with the memory cache: one position per new character (chapter 6).
+"""Generation with the memory cache: one position per new character.
 
     python -m txl_mini sample runs/xl.pt --prompt "the king said " --chars 300 --top-k 5
 
@@ -27,7 +27,7 @@ from .model import TransformerXL, VanillaTransformer
 def sample_next(logits: torch.Tensor, temperature: float = 1.0,
                 top_k: Optional[int] = None,
                 generator: Optional[torch.Generator] = None) -> torch.Tensor:
-    """Draw one id per row from logits (B, V) -> (B,) (chapter 6).
+    """Draw one id per row from logits (B, V) -> (B,).
 
     temperature 0 means greedy (argmax); below 1 sharpens, above 1 flattens the
     distribution. top_k keeps only the k most likely ids before drawing.
@@ -56,8 +56,7 @@ def generate(model, prompt: torch.Tensor, n_chars: int, *, temperature: float = 
              context: Optional[int] = None,
              on_token: Optional[Callable[[int], None]] = None,
              return_logits: bool = False):
-    """Continue `prompt` (P,) ids by `n_chars` sampled ids -> the new ids (n_chars,)
-    (ch. 6).
+    """Continue `prompt` (P,) ids by `n_chars` sampled ids -> the new ids (n_chars,).
 
     use_cache=True (TransformerXL only): the prompt runs once in segments of the model's
     seg_len, then every new character is ONE position attending to the cached keys and
@@ -115,7 +114,7 @@ def generate(model, prompt: torch.Tensor, n_chars: int, *, temperature: float = 
 
 
 def time_per_char(model, prompt: torch.Tensor, n_chars: int, **kwargs) -> float:
-    """Seconds per character of generate(model, prompt, n_chars, **kwargs) (ch. 6).
+    """Seconds per character of generate(model, prompt, n_chars, **kwargs).
 
     Includes reading the prompt, so use a long n_chars for the cached path.
     """

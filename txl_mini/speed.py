@@ -1,4 +1,4 @@
-"""Evaluation speed, the paper's Table 9: sliding window vs memory vs cache (ch. 6).
+"""Evaluation speed, the paper's Table 9: sliding window vs memory vs cache.
 
 Dai et al. (2019), Table 9, report the "slowdown in terms of running time during
 evaluation", per-token time on one GPU, of the vanilla model (Al-Rfou et al., 2019)
@@ -68,7 +68,7 @@ def _tokens(B: int, n: int, vocab: int, device, gen: torch.Generator) -> torch.T
 def time_xl(model: TransformerXL, attn_len: int, seg_len: int, n_segments: int,
             batch_size: int, device: torch.device, gen: torch.Generator,
             cache: bool = False) -> float:
-    """Seconds per predicted character of XL with memory M = attn_len (chapter 6);
+    """Seconds per predicted character of XL with memory M = attn_len;
     cache=True runs `forward_cached`, which keeps projected keys and values."""
     B, L, M, V = batch_size, seg_len, attn_len, model.cfg.vocab_size
 
@@ -98,7 +98,7 @@ def time_xl(model: TransformerXL, attn_len: int, seg_len: int, n_segments: int,
 def time_vanilla(model: VanillaTransformer, attn_len: int, n_windows: int,
                  batch_size: int, device: torch.device, gen: torch.Generator
                  ) -> float:
-    """Seconds per predicted character of the sliding window of attn_len (chapter 6)."""
+    """Seconds per predicted character of the sliding window of attn_len."""
     B, A = batch_size, attn_len
     V = model.cfg.vocab_size
     windows = [_tokens(B, A, V, device, gen) for _ in range(n_windows)]
@@ -114,7 +114,7 @@ def time_vanilla(model: VanillaTransformer, attn_len: int, n_windows: int,
 
 
 def flops_per_char(cfg: ModelConfig, attn_len: int, seg_len: int) -> dict:
-    """Forward FLOPs per predicted character on the three paths (chapter 6).
+    """Forward FLOPs per predicted character on the three paths.
 
     Matrix products only, 2 FLOPs per multiply-add, as the kernels compute them: per
     layer and position W_q, W_o (C x H*D) and the feed-forward net (C x d_inner, twice);
@@ -202,7 +202,7 @@ def eval_speed(cfg: ModelConfig, attn_lens: Iterable[int], *, batch_size: int = 
 
 
 def format_table(rows: list[dict]) -> str:
-    """The rows of eval_speed as a text table (chapter 6, python -m txl_mini bench)."""
+    """The rows of eval_speed as a text table (python -m txl_mini bench)."""
     lines = [f"{'attn len':>8}{'XL ms/char':>12}{'+ cache':>9}{'vanilla ms/char':>17}"
              f"{'speed-up':>10}{'FLOP ratio':>12}{'paper':>7}"]
     for r in rows:

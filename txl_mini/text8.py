@@ -1,4 +1,4 @@
-"""The text8 corpus: download, verify, cache, the standard 90M/5M/5M split (Chapter 1).
+"""The text8 corpus: download, verify, cache, the standard 90M/5M/5M split.
 
 text8 is the first 10^8 bytes of an English Wikipedia dump, reduced to a-z and space
 (Mahoney, "Large Text Compression Benchmark"). `txl_mini.data` uses it.
@@ -36,7 +36,7 @@ class DataError(RuntimeError):
     """A corpus could not be obtained or failed verification; the message says what
     to do.
 
-    Chapter 1. Raised `from None`: the message is the whole story, urllib's chain
+    Raised `from None`: the message is the whole story, urllib's chain
     is noise.
     """
 
@@ -64,7 +64,7 @@ class Splits:
 
 def split_sizes(n: int, n_valid: Optional[int] = None, n_test: Optional[int] = None
                 ) -> Tuple[int, int, int]:
-    """(n_train, n_valid, n_test) for a corpus of n chars; by default 5% each (ch. 1).
+    """(n_train, n_valid, n_test) for a corpus of n chars; by default 5% each.
 
     n // 20 gives exactly 90M / 5M / 5M for the 100M-char text8, the paper's split.
     """
@@ -78,7 +78,7 @@ def split_sizes(n: int, n_valid: Optional[int] = None, n_test: Optional[int] = N
 
 def split_text8(text: str, n_valid: Optional[int] = None, n_test: Optional[int] = None,
                 *, name: str = "text8") -> Splits:
-    """Contiguous split in corpus order: train, then valid, then test (Chapter 1)."""
+    """Contiguous split in corpus order: train, then valid, then test."""
     n_train, n_valid, _ = split_sizes(len(text), n_valid, n_test)
     return Splits(text[:n_train], text[n_train:n_train + n_valid],
                   text[n_train + n_valid:], name=name)
@@ -90,7 +90,7 @@ def split_text8(text: str, n_valid: Optional[int] = None, n_test: Optional[int] 
 
 def default_cache_dir() -> Path:
     """$TXL_MINI_CACHE, else $XDG_CACHE_HOME/txl_mini, else ~/.cache/txl_mini
-    (Chapter 1)."""
+."""
     if os.environ.get("TXL_MINI_CACHE"):
         return Path(os.environ["TXL_MINI_CACHE"]).expanduser()
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
@@ -196,7 +196,7 @@ def load_text8(path: Optional[PathLike] = None, *, cache_dir: Optional[PathLike]
                url: str = TEXT8_URL, zip_size: int = TEXT8_ZIP_SIZE,
                zip_sha1: str = TEXT8_ZIP_SHA1, text_size: int = TEXT8_SIZE,
                text_sha1: str = TEXT8_SHA1, progress: bool = True) -> Splits:
-    """text8 as the standard 90M / 5M / 5M split, verified by size and sha1 (Chapter 1).
+    """text8 as the standard 90M / 5M / 5M split, verified by size and sha1.
 
     With `path` (text8.zip or the unzipped text8) nothing is downloaded. Otherwise the
     zip is fetched once into `cache_dir` (default: `default_cache_dir()`) and reused.

@@ -1,4 +1,4 @@
-"""Training: a small loop that knows the model only through its interface (ch. 1, 6).
+"""Training: a small loop that knows the model only through its interface.
 
 Long runs (run directory, checkpoints, exact resume, Ctrl-C, several GPUs) go through
 `python -m txl_mini train`, which calls `train_step` from here.
@@ -18,7 +18,7 @@ from .data import batchify, segment_at
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """Optimisation settings, kept apart from the model's (chapter 6)."""
+    """Optimisation settings, kept apart from the model's."""
 
     steps: int = 500  # optimizer updates; one update per segment
     batch_size: int = 16  # B parallel streams
@@ -73,7 +73,7 @@ def train(model, tokens: torch.Tensor, tc: TrainConfig = TrainConfig(),
 
     The stream is cut into B parallel streams and read segment after segment, so the
     memory a TransformerXL carries from one step to the next is the true preceding text
-    (chapter 3). When the streams run out, reading starts again from the beginning with
+. When the streams run out, reading starts again from the beginning with
     empty memory.
     For long runs (checkpoints, resume, Ctrl-C) use `python -m txl_mini train`.
     """
