@@ -105,3 +105,23 @@ def test_every_module_stays_small():
     for m, path in MODULES.items():
         n = len(path.read_text(encoding="utf-8").splitlines())
         assert m in DATA_MODULES or n <= MAX_LINES, f"{m} has {n} lines"
+
+
+def chapters_importing() -> dict[str, set[str]]:
+    """module file -> NN of each book/NN_*.ipynb whose code names txl_mini.<module>."""
+    found: dict[str, set[str]] = {}
+    for nb in sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb")):
+        cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
+        src = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+        for mod in set(re.findall(r"\btxl_mini\.(\w+)", src)):
+            found.setdefault(f"{mod}.py", set()).add(nb.name[:2])
+    return found
+
+
+def test_the_chapter_map_in_init_is_what_the_notebooks_import():
+    """txl_mini/__init__.py lists per module the chapters that import it; both ways."""
+    doc = ast.get_docstring(ast.parse((PACKAGE / "__init__.py").read_text()))
+    listed = {m.group(1): set(m.group(2).split())
+              for m in re.finditer(r"^\s+(\w+\.py)\s.*?\s((?:\d\d ?)+)$", doc, re.M)}
+    assert len(listed) >= 10, listed  # the map parsed: one row per module with chapters
+    assert listed == chapters_importing()

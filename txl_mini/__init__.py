@@ -1,28 +1,29 @@
 """txl_mini: a small, readable char-level Transformer-XL (Dai et al., 2019).
 
-Which module serves which chapter of the txl-book. This map is the one place that ties
-code to chapter numbers (they shift as chapters split); docstrings do not repeat it,
-save the few whose source a chapter shows, until that chapter is next re-recorded.
+Which module serves which chapter. This map is the one place that ties code to the
+book's chapters, named by their notebook files book/NN_*.ipynb (NN below);
+tests/test_layout.py checks it against what each notebook imports. Docstrings do not
+repeat it.
 
-  the model, bottom-up
-    config.py            ModelConfig and its presets                      ch. 1, 6
-    positional.py        sinusoids: R (relative) and U (absolute)         ch. 4
-    attention.py         causal mask, rel_shift, terms (a)-(d): readable  ch. 3-5
-    fast_attention.py    the same attention fused: kv, attend (default)   ch. 5, 6
-    model.py             memory update, block, TransformerXL, vanilla     ch. 1, 3, 6
-                         (evaluation settings: call arguments)
+  the model, bottom-up                                            chapters (NN)
+    config.py            ModelConfig and its presets              01 03 04 06 07
+    positional.py        sinusoids: R (relative), U (absolute)    04 06 07
+    attention.py         causal mask, rel_shift, terms (a)-(d)    03 04 06
+    fast_attention.py    the same attention fused: kv, attend     06
+    model.py             memory update, block, TransformerXL      01 03 07
   using a model
-    text8.py             text8: download, checksum, splits                ch. 1
-    corpus.py            the offline corpus (its words: corpus_words.py)  ch. 2
-    data.py              vocabulary, stream batching, segments            ch. 1
-    train.py             the training loop                                ch. 1, 6
-    evaluate.py          bits per character, loss by position             ch. 1, 2, 6
-    reach.py             the farthest dependency, for any memory length   ch. 3
-    kv_cache.py          cached keys and values: bookkeeping around Block ch. 6
-    sample.py, speed.py  generation; evaluation speed (Table 9)           ch. 6
-    recl.py              relative effective context length                ch. 7
-    checkpoint.py        saving and loading models (files.py: atomic)     ch. 6
-    hf_port.py           names and weights of the Hugging Face port       ch. 6
+    text8.py             text8: download, checksum, splits        01 07
+    corpus.py            the offline corpus (words: corpus_words) 01 02 03 04 05 07 08
+    data.py              vocabulary, stream batching, segments    01 02 03 04 05 07 08
+    train.py             the training loop                        01 03 07
+    evaluate.py          bits per character, loss by position     01 02 03 05 07
+    reach.py             the farthest dependency                  03 05 08
+    kv_cache.py          cached keys and values around Block      07
+    sample.py            generation                               07
+    speed.py             evaluation speed (Table 9)               07
+    recl.py              relative effective context length        08
+    checkpoint.py        saving and loading (files.py: atomic)    02 04 05 07 08
+    hf_port.py           names and weights of the HF port         07
   tooling (no chapter imports it)
     cli/                 python -m txl_mini train|evaluate|sample|data|bench
 """

@@ -42,7 +42,7 @@ def causal_mask(
 
 
 def rel_shift(x: torch.Tensor) -> torch.Tensor:
-    """Turn scores against R's rows into scores against R_{i-j}: pad, reshape (ch. 5).
+    """Turn scores against R's rows into scores against R_{i-j}: pad, reshape.
 
     Input x (..., L, K): column k holds query i's score against distance K-1-k (R's row
     order). Output y (..., L, K): y[..., i, j] = x[..., i, j + L-1-i], the score for
@@ -71,8 +71,7 @@ def rel_shift(x: torch.Tensor) -> torch.Tensor:
 
 
 def naive_rel_term(q: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
-    """The naive way rel_shift replaces: q_i against R_{i-j}, gathered per (i, j)
-    (ch. 5).
+    """The naive way rel_shift replaces: q_i against R_{i-j}, gathered per (i, j).
 
     q (B, L, H, D) queries, r (K, H, D) position keys in R's row order
     (distances K-1 ... 0). Returns (B, H, L, K); entries with j > M + i (negative
@@ -190,7 +189,7 @@ class MultiHeadAttention(nn.Module):
         return self.drop(self.W_o(out.reshape(B, L, -1)))  # (B, L, C)
 
     def terms(self, h, mem, R) -> dict[str, torch.Tensor]:
-        """The four terms of A^rel, each (B, H, L, K), unscaled and unmasked (ch. 4).
+        """The four terms of A^rel, each (B, H, L, K), unscaled and unmasked.
 
         Also returns "logits" from `scores`, so that a reader can check
         (a + b + c + d) / sqrt(D) == logits on the visible (causal) entries.

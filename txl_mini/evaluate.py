@@ -152,7 +152,7 @@ def evaluate_sliding_window(model, tokens: torch.Tensor, context: Optional[int] 
 
 
 def loss_by_position(token_nats: torch.Tensor, seg_len: int) -> torch.Tensor:
-    """Mean nats per position 0 ... L-1 in a segment, from evaluate_segments (ch. 2).
+    """Mean nats per position 0 ... L-1 in a segment, from evaluate_segments.
 
     Position k of a segment predicts stream target t = 1 + s*L + k. The last, partial
     segment of each stream is left out so that every position averages over the same

@@ -31,7 +31,7 @@ class ModelOutput:
 
 
 def update_mems(mems, hiddens, mem_len: int) -> list:
-    """New memory per layer: the last `mem_len` of [old memory; the new states] (ch. 3).
+    """New memory per layer: the last `mem_len` of [old memory; the new states].
 
     detach() is the paper's stop-gradient SG(.): gradients never flow into past
     segments, so training runs no backward pass through them. The cost is not

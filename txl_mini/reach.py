@@ -23,7 +23,7 @@ def _checked(name: str, value, least: int) -> int:
 
 
 def reach(n_layer: int, seg_len: int, mem_len: int) -> int:
-    """The farthest dependency of an N-layer model, in characters (ch. 3).
+    """The farthest dependency of an N-layer model, in characters.
 
     Number positions globally; segment s covers s*L ... s*L + L - 1. A
     layer's state at position p is computed in segment s = p // L, whose

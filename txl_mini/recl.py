@@ -190,7 +190,7 @@ def relative_loss(losses: Losses, name: str, c: int, c2: int, r: float = 1.0) ->
 
 
 def relative_gain(losses: Losses, name: str, c: int, c2: int, r: float = 1.0) -> float:
-    """g_i(c, c'): relative perplexity drop from c to c', over the baseline (ch. 7)."""
+    """g_i(c, c'): relative perplexity drop from c to c', over the baseline."""
     f_cc = relative_loss(losses, name, c, c, r)
     f_cc2 = relative_loss(losses, name, c, c2, r)
     return (math.exp(f_cc) - math.exp(f_cc2)) / math.exp(f_cc)
