@@ -279,16 +279,21 @@ def _colab_downloads(cell_source: str) -> list[str]:
 
 @nb_param
 def test_colab_cell_fetches_the_zoo_groups_the_notebook_loads(nb):
-    # The zoo's file names are built in loops (zoo/ch4_{variant}_s{seed}.pt), so the
-    # first cell is run with downloads recorded: it must fetch every file of every
-    # group the notebook reads, from the book's repository.
+    # The zoo's file names are mostly built in loops (zoo/ch4_{variant}_s{seed}.pt), so
+    # the first cell is run with downloads recorded: it must fetch every file of every
+    # group whose names the notebook builds, and every file it names in full
+    # (zoo/ch6_xl_s0.pt), from the book's repository.
     code = _code_cells(nb)
     rest = "\n".join(_source(c) for c in code[1:])
-    groups = sorted(set(re.findall(r"zoo/(ch\d+)_", rest)))
-    fetched = _colab_downloads(_source(code[0])) if groups else []
+    groups = sorted(set(re.findall(r"zoo/(ch\d+)_[^\"'\n]*\{", rest)))
+    named = sorted(set(re.findall(r"zoo/(ch\d+_\w+_s\d+\.pt)", rest)))
+    fetched = _colab_downloads(_source(code[0])) if groups or named else []
     base = CONFIG["repository"]["url"] + "/raw/main/book/zoo/"
     for group in groups:
         files = sorted(p.name for p in (BOOK / "zoo").glob(f"{group}_*.pt"))
         assert files, f"no zoo files for {group}"
         assert sorted(u[len(base):] for u in fetched
                       if u.startswith(base + group + "_")) == files
+    for name in named:
+        assert (BOOK / "zoo" / name).is_file(), name
+        assert base + name in fetched, f"the Colab cell does not fetch zoo/{name}"

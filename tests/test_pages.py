@@ -31,7 +31,8 @@ CONVERTED = {
     "book/04_relative_encoding.ipynb",
     "book/05_relative_memory.ipynb",
     "book/06_efficient_shift.ipynb",
-    "book/08_recl.ipynb",
+    "book/08_evaluation_speed.ipynb",
+    "book/09_recl.ipynb",
     "book/recap.md",
 }
 

@@ -9,7 +9,7 @@ import torch
 
 from txl_mini.config import preset
 from txl_mini.model import TransformerXL, VanillaTransformer
-from txl_mini.sample import generate, sample_next
+from txl_mini.sample import generate, sample_next, time_per_char
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -158,3 +158,10 @@ def test_cli_bad_numbers_are_rejected(checkpoints):
     for bad in (["--chars", "-1"], ["--temperature", "-0.5"], ["--top-k", "0"]):
         r = run("-m", "txl_mini", "sample", checkpoints["xl"], *bad)
         assert r.returncode != 0 and "Traceback" not in r.stderr and "error" in r.stderr
+
+
+def test_time_per_char_reads_the_clock_it_is_given():
+    # a clock that advances one "second" per reading: 1 s for the whole call
+    ticks = iter(range(100))
+    t = time_per_char(make(), prompt(5), 4, clock=lambda: float(next(ticks)))
+    assert t == 1 / 4

@@ -1,6 +1,8 @@
 """txl_mini.speed: the Table 9 timing (chapter 6). Structure exactly; timing only with
 a wide margin."""
 
+import time
+
 import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
@@ -109,3 +111,18 @@ def test_flops_per_char_counts_what_each_path_computes(A, L):
     # the cache saves the re-projection of A states per segment, and nothing else
     saved = N * (4 + 2) * cfg.d_model * P * (A + L) / L - N * 4 * cfg.d_model * P
     assert f["xl"] - f["xl_cache"] == pytest.approx(saved)
+
+
+def test_clock_is_what_times_every_call():
+    # a clock that advances one "second" per reading: every timed call lasts exactly
+    # 1, so each path's time per character is 1 / (characters per call)
+    ticks = iter(range(10**6))
+    rows = eval_speed(preset("tiny"), [8], n_predict=8, n_windows=2, seg_len=4,
+                      clock=lambda: float(next(ticks)))
+    r = rows[0]
+    assert r["xl_s_per_char"] == r["xl_cache_s_per_char"] == 1 / 4
+    assert r["vanilla_s_per_char"] == 1.0
+    # the CPU time of this thread is a clock too
+    cpu = eval_speed(preset("tiny"), [8], n_predict=8, n_windows=1,
+                     clock=time.thread_time)[0]
+    assert cpu["xl_s_per_char"] > 0 and cpu["vanilla_s_per_char"] > 0

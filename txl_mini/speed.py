@@ -30,7 +30,7 @@ from __future__ import annotations
 import statistics
 import time
 from contextlib import nullcontext
-from typing import Iterable, Optional
+from typing import Callable, Iterable, Optional
 
 import torch
 from tqdm import tqdm  # plain text bars: no widget warnings in notebooks
@@ -49,15 +49,17 @@ def synchronize(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def _median_seconds(fn, calls: int, device: torch.device) -> float:
-    """Median wall time of `calls` calls of fn() (each call synchronised on CUDA)."""
+def _median_seconds(fn, calls: int, device: torch.device, clock=time.perf_counter
+                    ) -> float:
+    """Median time of `calls` calls of fn() by `clock` (each call synchronised on
+    CUDA)."""
     times = []
     for _ in range(calls):
         synchronize(device)
-        start = time.perf_counter()
+        start = clock()
         fn()
         synchronize(device)
-        times.append(time.perf_counter() - start)
+        times.append(clock() - start)
     return statistics.median(times)
 
 
@@ -67,7 +69,7 @@ def _tokens(B: int, n: int, vocab: int, device, gen: torch.Generator) -> torch.T
 
 def time_xl(model: TransformerXL, attn_len: int, seg_len: int, n_segments: int,
             batch_size: int, device: torch.device, gen: torch.Generator,
-            cache: bool = False) -> float:
+            cache: bool = False, clock=time.perf_counter) -> float:
     """Seconds per predicted character of XL with memory M = attn_len;
     cache=True runs `forward_cached`, which keeps projected keys and values."""
     B, L, M, V = batch_size, seg_len, attn_len, model.cfg.vocab_size
@@ -92,12 +94,12 @@ def time_xl(model: TransformerXL, attn_len: int, seg_len: int, n_segments: int,
         run["i"] += 1
         run["state"] = step(x, run["state"])
 
-    return _median_seconds(one_segment, n_segments, device) / (B * L)
+    return _median_seconds(one_segment, n_segments, device, clock) / (B * L)
 
 
 def time_vanilla(model: VanillaTransformer, attn_len: int, n_windows: int,
-                 batch_size: int, device: torch.device, gen: torch.Generator
-                 ) -> float:
+                 batch_size: int, device: torch.device, gen: torch.Generator,
+                 clock=time.perf_counter) -> float:
     """Seconds per predicted character of the sliding window of attn_len."""
     B, A = batch_size, attn_len
     V = model.cfg.vocab_size
@@ -110,7 +112,7 @@ def time_vanilla(model: VanillaTransformer, attn_len: int, n_windows: int,
         state["i"] += 1
         model(w).logits[:, -1]  # (B, V): only the last position is a new prediction
 
-    return _median_seconds(one_window, n_windows, device) / B
+    return _median_seconds(one_window, n_windows, device, clock) / B
 
 
 def flops_per_char(cfg: ModelConfig, attn_len: int, seg_len: int) -> dict:
@@ -142,7 +144,8 @@ def flops_per_char(cfg: ModelConfig, attn_len: int, seg_len: int) -> dict:
 def eval_speed(cfg: ModelConfig, attn_lens: Iterable[int], *, batch_size: int = 1,
                n_predict: int = 256, n_windows: int = 3, seg_len: Optional[int] = None,
                cache: bool = True, device=None, amp_dtype: Optional[torch.dtype] = None,
-               seed: int = 0, progress: bool = False) -> list[dict]:
+               seed: int = 0, progress: bool = False,
+               clock: Callable[[], float] = time.perf_counter) -> list[dict]:
     """Table 9 timing: seconds per predicted character per attention length, vanilla
     window vs XL without and (cache=True) with the key/value cache.
 
@@ -150,7 +153,11 @@ def eval_speed(cfg: ModelConfig, attn_lens: Iterable[int], *, batch_size: int = 
     `n_predict` characters per stream in segments of `seg_len` (default cfg.seg_len)
     after filling its memory to A; the vanilla model is timed on `n_windows` windows.
     `batch_size` B streams or windows run at once and the time is divided by B.
-    `amp_dtype` (e.g. torch.bfloat16 on a GPU) runs all under autocast.
+    `amp_dtype` (e.g. torch.bfloat16 on a GPU) runs all under autocast. `clock`: wall
+    time by default; `time.thread_time` (one torch thread on a CPU) counts only this
+    thread's CPU time, which other processes on a busy machine do not stretch: they
+    preempt long calls (a vanilla window) more than short ones (an XL segment), which
+    skews wall-clock ratios.
 
     Returns one dict per A: attn_len, xl_s_per_char, xl_cache_s_per_char (None without
     cache), vanilla_s_per_char, speedup (vanilla / the fastest XL path), cache_used
@@ -179,9 +186,10 @@ def eval_speed(cfg: ModelConfig, attn_lens: Iterable[int], *, batch_size: int = 
             vanilla = VanillaTransformer(cfg.replace(seg_len=A, dropout=0.0,
                                                      dropatt=0.0)).to(device).eval()
             args = (A, L, n_segments, batch_size, device, gen)
-            xl_s = time_xl(xl, *args)
-            cache_s = time_xl(xl, *args, cache=True) if cache else None
-            van_s = time_vanilla(vanilla, A, n_windows, batch_size, device, gen)
+            xl_s = time_xl(xl, *args, clock=clock)
+            cache_s = time_xl(xl, *args, cache=True, clock=clock) if cache else None
+            van_s = time_vanilla(vanilla, A, n_windows, batch_size, device, gen,
+                                 clock=clock)
             flops = flops_per_char(cfg, A, L)
             cached = cache and cache_s < xl_s
             best = cache_s if cached else xl_s
