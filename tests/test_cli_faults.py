@@ -186,6 +186,35 @@ def test_ctrl_c_during_data_offline_is_one_line(tmp_path):
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc (Linux)")
+@pytest.mark.parametrize("argv", [["train", "--steps", "100000"], ["evaluate", "x.pt"],
+                                  ["sample", "x.pt"], ["data", "stats", "x"],
+                                  ["bench", "--quick"]])
+def test_ctrl_c_while_torch_imports_is_one_line(tmp_path, argv):
+    """Item 6: Ctrl-C in the first second of any command, while torch loads, gave a
+    KeyboardInterrupt traceback from the package's own import."""
+    proc = start(argv, cwd=tmp_path)
+    # libtorch is mapped early in `import torch`; its Python half takes a second more
+    wait_for(lambda: "libtorch" in open(f"/proc/{proc.pid}/maps").read())
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    assert err.strip() == f"python -m txl_mini {argv[0]}: interrupted"
+    assert os.listdir(tmp_path) == []
+
+
+def test_the_package_names_load_on_first_use():
+    """What item 6's fix changed: `import txl_mini` loads no torch; every public name
+    still resolves, to the object its module defines."""
+    code = ("import sys, txl_mini; assert 'torch' not in sys.modules; "
+            "from txl_mini import *; import txl_mini.model as m; "
+            "assert TransformerXL is m.TransformerXL; "
+            "assert sorted(txl_mini.__all__) == sorted(txl_mini._EXPORTS); "
+            "assert all(getattr(txl_mini, n) is not None for n in txl_mini.__all__)")
+    res = py("-c", code)
+    assert res.returncode == 0, res.stderr
+
+
 def test_data_offline_sweeps_what_a_kill_9_left(tmp_path):
     """Item 7: a kill -9 of `data offline` mid-write left its .tmp file forever."""
     out = tmp_path / "o.txt"
