@@ -10,7 +10,7 @@ import sys
 import torch
 
 from ..checkpoint import CheckpointError, load_checkpoint
-from ..corpus import make_offline_corpus
+from ..corpus import BOOK_CORPORA, make_offline_corpus
 from ..data import CORPORA, OFFLINE_CHARS, CharVocab, load_corpus_split
 from ..evaluate import evaluate_segments, evaluate_sliding_window
 from ..text8 import DataError
@@ -40,7 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("checkpoint", help="a .pt file, or a run directory (its best.pt), "
                    "from python -m txl_mini train")
     p.add_argument("--corpus", default=None, choices=CORPORA,
-                   help="default: the training corpus")
+                   help="default: the training corpus (the book's checkpoints: "
+                   "theirs by name, cue or names)")
     p.add_argument("--path", default=None,
                    help="corpus file (default: the one the run trained on)")
     p.add_argument("--split", default="valid", choices=["valid", "test"],
@@ -84,7 +85,8 @@ def corpus_of(args, meta: dict, path: str) -> tuple[str, str | None]:
         return args.corpus or "offline", args.path
     corpus = meta.get("corpus", "offline")
     if isinstance(corpus, dict):  # the generator's settings (book/zoo, cue models)
-        return corpus, None
+        same = json.loads(json.dumps(corpus))  # tuples as lists, as in BOOK_CORPORA
+        return next((n for n, c in BOOK_CORPORA.items() if c == same), corpus), None
     if corpus not in CORPORA:
         what = str(corpus) if len(str(corpus)) <= 60 else str(corpus)[:57] + "..."
         raise UsageError(f"{path} was trained on a corpus evaluate cannot rebuild "

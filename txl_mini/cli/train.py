@@ -54,7 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
     add("--preset", default="book", choices=sorted(PRESETS), help=preset_help())
     add("--vanilla", action="store_true", help="train the vanilla baseline instead")
     add("--corpus", default="offline", choices=CORPORA,
-        help="offline: generated here, no download; text8: downloaded and verified")
+        help="offline: generated here, no download; text8: downloaded and verified; "
+        "cue, names: the chapters' generated corpora (txl_mini.corpus.BOOK_CORPORA)")
     add("--path", default=None, help="local text8(.zip) for --corpus text8; any "
         "text file for --corpus offline (normalized to a-z and space, split 90/5/5; "
         "stored as an absolute path)")
@@ -193,7 +194,8 @@ def main(argv=None, on_step=None) -> int:
         return fail(PROG, str(e), 0)
     except stop.Stop as e:
         if rank_world()[0] == 0:
-            print(str(e), file=sys.stderr if e.code == 1 else sys.stdout, flush=True)
+            # a signal or an error is news for the terminal, not output for a pipe
+            print(str(e), file=sys.stdout if e.code == 0 else sys.stderr, flush=True)
         return e.code
     except stop.Abort as e:
         return fail(PROG, f"{e.name} again: stopped at once without saving; "
