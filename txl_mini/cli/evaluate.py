@@ -7,8 +7,6 @@ import json
 import math
 import sys
 
-import torch
-
 from ..checkpoint import CheckpointError, load_checkpoint
 from ..corpus import BOOK_CORPORA, make_offline_corpus
 from ..data import CORPORA, OFFLINE_CHARS, CharVocab, load_corpus_split
@@ -16,18 +14,17 @@ from ..evaluate import evaluate_segments, evaluate_sliding_window
 from ..text8 import DataError
 from .corpus import check_not_empty
 from .options import (
-    DEVICES,
     HelpFormatter,
     Parser,
     UsageError,
+    add_common,
     check_at_least,
     check_clamp_len,
     check_memory,
-    check_threads,
     checkpoint_path,
-    fail,
-    interrupted,
+    command,
     pick_device,
+    set_threads,
 )
 
 PROG = "python -m txl_mini evaluate"
@@ -37,8 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = Parser(
         prog=PROG, formatter_class=HelpFormatter,
         description="Bits per character of a trained checkpoint.")
-    p.add_argument("checkpoint", help="a .pt file, or a run directory (its best.pt), "
-                   "from python -m txl_mini train")
+    add_common(p, checkpoint=True)
     p.add_argument("--corpus", default=None, choices=CORPORA,
                    help="default: the training corpus (the book's checkpoints: "
                    "theirs by name, cue or names)")
@@ -69,13 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true",
                    help="Transformer-XL: re-project the memory every segment instead "
                    "of keeping its keys and values (the same bpc, slower)")
-    p.add_argument("--device", default="auto", choices=DEVICES,
-                   help="auto: cuda, else mps, else cpu")
-    p.add_argument("--threads", type=int, default=None,
-                   help="torch CPU threads (default: torch's choice)")
     p.add_argument("--json", action="store_true",
                    help="print one JSON object instead of text")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
 
 
@@ -135,45 +126,30 @@ def settings(args, model) -> tuple[str, int, int, dict]:
     return mode, args.seg_len or cfg.seg_len, M, changes
 
 
+@command(PROG, errors=(CheckpointError, OSError, ValueError, DataError))
 def main(argv=None) -> int:
     """`python -m txl_mini evaluate ...`; returns the exit status."""
     args = build_parser().parse_args(argv)
-    try:
-        return _main(args)
-    except KeyboardInterrupt:
-        return interrupted(PROG)
-
-
-def _main(args) -> int:
-    try:
-        check_at_least(args, {"chars": 2, "batch_size": 1, "seg_len": 1, "mem_len": 0})
-        check_threads(args.threads)
-        check_clamp_len(args.clamp_len)
-        if args.threads:
-            torch.set_num_threads(args.threads)
-        device = pick_device(args.device)
-        path = checkpoint_path(args.checkpoint)
-        model, meta = load_checkpoint(path, device)
-        mode, L, M, changes = settings(args, model)
-        cfg, B = model.cfg, args.batch_size
-        check_memory(cfg.replace(seg_len=L), B, M, False, device)
-        corpus, corpus_path = corpus_of(args, meta, path)
-        check_not_empty(corpus_path)
-        tokens = (recorded_split(corpus, args.split) if isinstance(corpus, dict)
-                  else load_corpus_split(corpus, args.split, corpus_path,
-                                         meta.get("offline_chars", OFFLINE_CHARS))
-                  )[: args.chars]
-        if mode == "sliding" and len(tokens) <= L + 1:
-            raise UsageError(f"--chars: the sliding window needs more than {L + 1} "
-                             f"characters, got {len(tokens)}")
-        if mode == "segments" and len(tokens) // B < 2:
-            raise UsageError(
-                f"--chars: {len(tokens)} characters cannot make {B} streams"
-            )
-    except UsageError as e:
-        return fail(PROG, f"error: {e}", 2)
-    except (CheckpointError, OSError, ValueError, DataError) as e:
-        return fail(PROG, f"error: {e}", 1)
+    check_at_least(args, {"chars": 2, "batch_size": 1, "seg_len": 1, "mem_len": 0})
+    check_clamp_len(args.clamp_len)
+    set_threads(args.threads)
+    device = pick_device(args.device)
+    path = checkpoint_path(args.checkpoint)
+    model, meta = load_checkpoint(path, device)
+    mode, L, M, changes = settings(args, model)
+    cfg, B = model.cfg, args.batch_size
+    check_memory(cfg.replace(seg_len=L), B, M, False, device)
+    corpus, corpus_path = corpus_of(args, meta, path)
+    check_not_empty(corpus_path)
+    tokens = (recorded_split(corpus, args.split) if isinstance(corpus, dict)
+              else load_corpus_split(corpus, args.split, corpus_path,
+                                     meta.get("offline_chars", OFFLINE_CHARS))
+              )[: args.chars]
+    if mode == "sliding" and len(tokens) <= L + 1:
+        raise UsageError(f"--chars: the sliding window needs more than {L + 1} "
+                         f"characters, got {len(tokens)}")
+    if mode == "segments" and len(tokens) // B < 2:
+        raise UsageError(f"--chars: {len(tokens)} characters cannot make {B} streams")
     show = not (args.quiet or args.json)
     # the key/value cache serves XL's segments
     cache = (mode == "segments" and not args.no_cache and M > 0
@@ -194,17 +170,16 @@ def _main(args) -> int:
                                 mem_len=args.mem_len, progress=show, cache=cache,
                                 **changes)
     if res.n_nonfinite or not math.isfinite(res.bpc):
-        return fail(PROG, f"error: {path} gives a NaN or infinite loss at "
-                    f"{res.n_nonfinite:,} of {res.n_tokens:,} characters; its weights "
-                    "are broken, so there is no bpc to report", 1)
+        raise ValueError(f"{path} gives a NaN or infinite loss at {res.n_nonfinite:,} "
+                         f"of {res.n_tokens:,} characters; its weights are broken, so "
+                         "there is no bpc to report")
     if args.json:
         print(json.dumps({"checkpoint": path, "model": type(model).__name__,
                           "corpus": corpus, "split": args.split, "chars": len(tokens),
                           "mode": mode, "seg_len": L, "mem_len": M,
                           "clamp_len": changes.get("clamp_len", cfg.clamp_len),
                           "same_length": changes.get("same_length", cfg.same_length),
-                          "batch_size": B,
-                          "cache": cache,
+                          "batch_size": B, "cache": cache,
                           "bpc": res.bpc, "n_tokens": res.n_tokens,
                           "seconds": res.seconds, "device": str(device)}))
     else:

@@ -7,11 +7,13 @@ failure is one line on stderr with a non-zero exit status.
 from __future__ import annotations
 
 import argparse
+import functools
 import inspect
 import math
 import os
 import re
 import sys
+import tempfile
 import tokenize
 from dataclasses import fields
 
@@ -19,16 +21,39 @@ import torch
 
 from ..config import POS_ENCODINGS, PRESETS, ModelConfig
 
+DEVICES = ("auto", "cpu", "cuda", "mps")
+PROBE = ".probe-"  # an empty file that checks a directory is writable
+
 
 class UsageError(Exception):
     """A bad option value; printed as `PROG: error: ...` with exit status 2."""
 
 
-def fail(prog: str, msg: str, code: int = 2) -> int:
+def fail(prog: str, msg: str, code: int = 2, before: str = "") -> int:
     """Print one line (rank 0 only, under torchrun) and return the exit status."""
     if os.environ.get("RANK", "0") == "0":
-        print(f"{prog}: {msg}", file=sys.stderr)
+        print(f"{before}{prog}: {msg}", file=sys.stderr)
     return code
+
+
+def command(prog: str, errors: tuple = ()):
+    """Decorate a command's `main(argv) -> status`: Ctrl-C is one line and 130, a
+    UsageError one line and 2, one of `errors` one line and 1; never a traceback."""
+    def wrap(run):
+        @functools.wraps(run)
+        def main(argv=None) -> int:
+            try:
+                return run(argv)
+            except KeyboardInterrupt:
+                return fail(prog, "interrupted", 130, "\n")
+            except UsageError as e:
+                return fail(prog, f"error: {e}")
+            except BrokenPipeError:  # `... | head -1`: cli/__init__.py ends it quietly
+                raise
+            except errors as e:
+                return fail(prog, f"error: {e}", 1)
+        return main
+    return wrap
 
 
 class Parser(argparse.ArgumentParser):
@@ -49,6 +74,40 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         if d is None or d is False or d == argparse.SUPPRESS or "default" in text:
             return text
         return super()._get_help_string(action)
+
+
+def add_common(p: argparse.ArgumentParser, checkpoint: bool = False,
+               quiet: str = "no progress bar") -> None:
+    """The options every model-running command has: --device, --threads, --quiet
+    (and the checkpoint to read, for evaluate and sample)."""
+    if checkpoint:
+        p.add_argument("checkpoint", help="a .pt file, or a run directory (its "
+                       "best.pt), from python -m txl_mini train")
+    p.add_argument("--device", default="auto", choices=DEVICES,
+                   help="auto: cuda, else mps, else cpu")
+    p.add_argument("--threads", type=int, default=None,
+                   help="torch CPU threads (default: torch's choice)")
+    p.add_argument("--quiet", action="store_true", help=quiet)
+
+
+def set_threads(threads) -> None:
+    """--threads, checked; None leaves torch's choice."""
+    if threads is not None and not 1 <= threads <= max_threads():
+        raise UsageError(f"--threads must be between 1 and {max_threads()} (4x the "
+                         f"{os.cpu_count()} CPUs here), got {threads}")
+    if threads:
+        torch.set_num_threads(threads)
+
+
+def check_writable(folder: str, what: str) -> None:
+    """`what` (an option and its value) can write into `folder`: a probe file."""
+    try:
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=PROBE)
+        os.close(fd)
+        os.remove(probe)
+    except OSError as e:
+        raise UsageError(f"{what}: cannot write to {folder}: {e.strerror or e}"
+                         ) from None
 
 
 def preset_help() -> str:
@@ -127,12 +186,6 @@ def max_threads() -> int:
     return 4 * (os.cpu_count() or 1)
 
 
-def check_threads(threads) -> None:
-    if threads is not None and not 1 <= threads <= max_threads():
-        raise UsageError(f"--threads must be between 1 and {max_threads()} (4x the "
-                         f"{os.cpu_count()} CPUs here), got {threads}")
-
-
 def check_at_least(args, lows: dict[str, int]) -> None:
     """Each option in `lows` (by attribute name) is None or >= its lower bound."""
     for name, low in lows.items():
@@ -152,9 +205,6 @@ def check_positive_finite(args, names: tuple[str, ...]) -> None:
 def check_clamp_len(v) -> None:
     if v is not None and (v < -1 or v == 0):
         raise UsageError(f"--clamp-len must be -1 (off) or >= 1, got {v}")
-
-
-DEVICES = ("auto", "cpu", "cuda", "mps")
 
 
 def _mps_available() -> bool:
@@ -233,9 +283,3 @@ def checkpoint_path(path: str) -> str:
         raise UsageError(f"{path} is a directory with no best.pt or last.pt in it "
                          "(a run before its first checkpoint?); give a checkpoint")
     return path
-
-
-def interrupted(prog: str) -> int:
-    """Ctrl-C in a command that saves nothing: one line, exit status 130."""
-    print(f"\n{prog}: interrupted", file=sys.stderr)
-    return 130

@@ -12,16 +12,14 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 from contextlib import contextmanager
 from dataclasses import asdict
 
 from ..files import TEMP_SUFFIX, atomic_path, remove_stale_temps
 from .lock import LOCK_NAME, RunLock
-from .options import UsageError
+from .options import PROBE, UsageError, check_writable
 
 FILES = ("config.json", "metrics.jsonl", "curves.png", "last.pt", "best.pt")
-PROBE = ".probe-"  # an empty file that checks the directory is writable
 
 
 def is_run_dir(d: str) -> bool:
@@ -84,11 +82,9 @@ def prepare_run_dir(args, created: list) -> RunLock:
             if not os.path.isdir(folder):
                 os.makedirs(folder)
                 created.append(folder)
-            fd, probe = tempfile.mkstemp(dir=folder, prefix=PROBE)
-            os.close(fd)
-            os.remove(probe)
         except OSError as e:
             raise UsageError(f"cannot write to {folder}: {e.strerror or e}") from None
+        check_writable(folder, "--run-dir" if folder == d else "--out")
     lock = RunLock(d)
     sweep_temps(d)
     return lock

@@ -32,11 +32,11 @@ from .options import (
     check_memory,
     check_positive_finite,
     check_seed,
-    check_threads,
     fail,
     model_config,
     pick_device,
     preset_help,
+    set_threads,
 )
 from .resume import Finished, read_last, restore_options
 from .run import Run, RunError
@@ -103,7 +103,6 @@ def check_values(args) -> None:
         "pause_at": 1})
     check_positive_finite(args, ("lr", "clip"))
     check_seed(args.seed)
-    check_threads(args.threads)
     for name in ("run_dir", "out", "path"):
         if getattr(args, name) == "":
             raise UsageError(f"--{name.replace('_', '-')} is empty; give a path")
@@ -136,8 +135,7 @@ def main(argv=None, on_step=None) -> int:
         check_values(args)
         if args.path is not None:  # a resume or evaluate from elsewhere finds it
             args.path = os.path.abspath(os.path.expanduser(args.path))
-        if args.threads:
-            torch.set_num_threads(args.threads)
+        set_threads(args.threads)
         args.threads = torch.get_num_threads()  # recorded: resume uses the same
         cfg = model_config(args.preset, args)
         device = pick_device(args.device, int(os.environ.get("LOCAL_RANK", "0")))
