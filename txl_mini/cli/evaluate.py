@@ -47,8 +47,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mode", default="auto", choices=["auto", "segments", "sliding"],
                    help="segments with memory, or the vanilla sliding window; auto: "
                    "sliding for a vanilla checkpoint, segments for Transformer-XL")
-    p.add_argument("--sliding-window", action="store_true",
-                   help="same as --mode sliding")
     p.add_argument("--seg-len", type=int, default=None,
                    help="L (sliding: the context); default: the model's")
     p.add_argument("--mem-len", type=int, default=None,
@@ -106,8 +104,7 @@ def settings(args, model) -> tuple[str, int, int, dict]:
     """(mode, L, M, the model's evaluation settings to pass to each call); an option
     that would be ignored or silently wrong is refused."""
     vanilla = type(model).__name__ == "VanillaTransformer"
-    mode = "sliding" if args.sliding_window else args.mode
-    mode = ("sliding" if vanilla else "segments") if mode == "auto" else mode
+    mode = ("sliding" if vanilla else "segments") if args.mode == "auto" else args.mode
     if vanilla and args.mem_len:
         raise UsageError("--mem-len: a vanilla checkpoint has no memory")
     if vanilla and args.clamp_len is not None:

@@ -176,15 +176,13 @@ def main(argv=None, on_step=None) -> int:
         if rank == 0:
             rundir.announce(args, run, corpus, tokens, device, world)
         stop_flag: dict = {}
-        old = stop.install_signal_handlers(stop_flag)
         try:
-            run.train(stop_flag, on_step)
+            with stop.signals_caught(stop_flag):
+                run.train(stop_flag, on_step)
         except Exception:  # e.g. torch.save's "unexpected pos" after an Abort in it
             if stop_flag.get("abort"):
                 raise stop.Abort(stop_flag["abort"]) from None
             raise
-        finally:
-            stop.restore_signal_handlers(old)
         if rank == 0:
             rundir.summary(args, run, valid)
         return 0
@@ -198,23 +196,13 @@ def main(argv=None, on_step=None) -> int:
     except stop.Abort as e:
         return fail(PROG, f"{e.name} again: stopped at once without saving; "
                     f"{rundir.kept(args.run_dir)}", stop.exit_code(e.name))
-    except KeyboardInterrupt:
-        _clean_up(lock, created)
-        return fail(PROG, "interrupted before training started; nothing was saved", 130)
-    except UsageError as e:
-        _clean_up(lock, created)
-        return fail(PROG, f"error: {e}")
-    except (RunError, DataError, CheckpointError, ValueError) as e:
-        _clean_up(lock, created)
-        return fail(PROG, f"error: {e}", 1)
     except BrokenPipeError:  # `train ... | head -1`: cli/__init__.py says nothing
         raise
-    except OSError as e:  # a full disk, a directory that went away
-        _clean_up(lock, created)
-        what = f"{e.filename}: {e.strerror}" if e.filename else str(e.strerror or e)
-        if e.errno in WRITE_ERRORS:
-            what = "cannot write " + what
-        return fail(PROG, f"error: {what}; {rundir.kept(args.run_dir)}", 1)
+    except (KeyboardInterrupt, UsageError, RunError, DataError, CheckpointError,
+            OSError, ValueError) as e:  # before or outside the loop: unlock, tidy up
+        _release(lock)
+        rundir.remove_created(created)
+        return fail(PROG, *_one_line(e, args.run_dir))
     finally:
         _release(lock)
         if distributed and dist.is_initialized():
@@ -226,10 +214,18 @@ def _release(lock) -> None:
         lock.release()
 
 
-def _clean_up(lock, created: list) -> None:
-    """A run that failed before it trained: unlock, then remove what it made."""
-    _release(lock)
-    rundir.remove_created(created)
+def _one_line(e: BaseException, run_dir) -> tuple[str, int]:
+    """The line and exit status for a run that failed before or outside its loop."""
+    if isinstance(e, KeyboardInterrupt):
+        return "interrupted before training started; nothing was saved", 130
+    if isinstance(e, UsageError):
+        return f"error: {e}", 2
+    if not isinstance(e, OSError):
+        return f"error: {e}", 1
+    what = f"{e.filename}: {e.strerror}" if e.filename else str(e.strerror or e)
+    if e.errno in WRITE_ERRORS:  # a full disk, a directory that went away
+        what = "cannot write " + what
+    return f"error: {what}; {rundir.kept(run_dir)}", 1
 
 
 if __name__ == "__main__":  # python -m txl_mini.cli.train: the same command
