@@ -8,8 +8,8 @@ import math
 import sys
 
 from ..checkpoint import CheckpointError, load_checkpoint
-from ..corpus import BOOK_CORPORA, make_offline_corpus
-from ..data import CORPORA, OFFLINE_CHARS, CharVocab, load_corpus_split
+from ..corpus import BOOK_CORPORA
+from ..data import CORPORA, OFFLINE_CHARS, load_corpus_split
 from ..evaluate import evaluate_segments, evaluate_sliding_window
 from ..text8 import DataError
 from .corpus import check_not_empty
@@ -69,35 +69,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def corpus_of(args, meta: dict, path: str) -> tuple[str, str | None]:
-    """(corpus name, file) to evaluate on: the options', else the checkpoint's."""
+    """(corpus name, file) to evaluate on: the options', else the checkpoint's; the
+    book's checkpoints record their corpus' generator settings, one of BOOK_CORPORA."""
     if args.corpus or args.path:
         return args.corpus or "offline", args.path
     corpus = meta.get("corpus", "offline")
-    if isinstance(corpus, dict):  # the generator's settings (book/zoo, cue models)
+    if isinstance(corpus, dict):
         same = json.loads(json.dumps(corpus))  # tuples as lists, as in BOOK_CORPORA
-        return next((n for n, c in BOOK_CORPORA.items() if c == same), corpus), None
+        corpus = next((n for n, c in BOOK_CORPORA.items() if c == same), corpus)
     if corpus not in CORPORA:
         what = str(corpus) if len(str(corpus)) <= 60 else str(corpus)[:57] + "..."
         raise UsageError(f"{path} was trained on a corpus evaluate cannot rebuild "
                          f"({what}); pass --corpus and --path")
     return corpus, meta.get("corpus_path")
-
-
-def recorded_split(settings: dict, split: str):
-    """A split of the offline corpus a checkpoint records the generator settings of
-    (scripts/train_zoo.py, scripts/train_cue_models.py), generated again."""
-    try:
-        parts = make_offline_corpus(**settings).split()
-    except (TypeError, ValueError) as e:
-        raise UsageError(f"evaluate cannot rebuild the recorded corpus {settings} "
-                         f"({e}); pass --corpus and --path") from None
-    return CharVocab().encode(parts[("train", "valid", "test").index(split)].text)
-
-
-def _name(corpus) -> str:
-    if not isinstance(corpus, dict):
-        return str(corpus)
-    return "offline, generated with " + ", ".join(f"{k}={v}" for k, v in corpus.items())
 
 
 def settings(args, model) -> tuple[str, int, int, dict]:
@@ -138,10 +122,8 @@ def main(argv=None) -> int:
     check_memory(cfg.replace(seg_len=L), B, M, False, device)
     corpus, corpus_path = corpus_of(args, meta, path)
     check_not_empty(corpus_path)
-    tokens = (recorded_split(corpus, args.split) if isinstance(corpus, dict)
-              else load_corpus_split(corpus, args.split, corpus_path,
-                                     meta.get("offline_chars", OFFLINE_CHARS))
-              )[: args.chars]
+    tokens = load_corpus_split(corpus, args.split, corpus_path,
+                               meta.get("offline_chars", OFFLINE_CHARS))[: args.chars]
     if mode == "sliding" and len(tokens) <= L + 1:
         raise UsageError(f"--chars: the sliding window needs more than {L + 1} "
                          f"characters, got {len(tokens)}")
@@ -154,7 +136,7 @@ def main(argv=None) -> int:
     if not args.json:
         print(f"{path}: {type(model).__name__}, {mode}, L={L}, M={M}"
               f"{', key/value cache' if cache else ''}; corpus: "
-              f"{_name(corpus)} ({args.split}, first {len(tokens):,} characters)",
+              f"{corpus} ({args.split}, first {len(tokens):,} characters)",
               flush=True)
     if mode == "sliding":
         res = evaluate_sliding_window(

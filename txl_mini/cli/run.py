@@ -149,9 +149,7 @@ class Run:
         except EvaluationStopped:
             stopped = True
         self.model.train()
-        if self._agree(stopped):  # every rank stops together
-            stop_flag.setdefault("signal", "SIGTERM")  # another rank got it
-            raise self.stop(stop_flag["signal"])
+        self._stop_if(stopped, stop_flag)
         self.val_pending = False
         self.log({"step": self.step, "val_bpc": res.bpc})
         return res.bpc
@@ -165,6 +163,12 @@ class Run:
 
     def _agree(self, flag) -> bool:
         return any_rank(flag, self.device)
+
+    def _stop_if(self, flag, stop_flag: dict) -> None:
+        """Every rank stops together, saved, if `flag` holds on any of them."""
+        if self._agree(flag):
+            stop_flag.setdefault("signal", "SIGTERM")  # another rank got it
+            raise self.stop(stop_flag["signal"])
 
     def _mean_loss(self, loss: torch.Tensor) -> float:
         """The loss over all B streams (each rank has B / world of them)."""
@@ -184,9 +188,7 @@ class Run:
             if self.val_pending:  # interrupted during its validation: finish that step
                 self._end_of_step(stop_flag, bar, on_step)
             while self.step < tc.steps:
-                if self._agree(bool(stop_flag.get("signal"))):
-                    stop_flag.setdefault("signal", "SIGTERM")  # another rank got it
-                    raise self.stop(stop_flag["signal"])
+                self._stop_if(bool(stop_flag.get("signal")), stop_flag)
                 self._one_step(bar)
                 self._end_of_step(stop_flag, bar, on_step)
         finally:
