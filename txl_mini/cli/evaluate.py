@@ -13,6 +13,7 @@ from ..data import CORPORA, OFFLINE_CHARS, load_corpus_split
 from ..evaluate import evaluate_segments, evaluate_sliding_window
 from ..text8 import DataError
 from .corpus import check_not_empty
+from .memory import check_memory
 from .options import (
     HelpFormatter,
     Parser,
@@ -20,7 +21,6 @@ from .options import (
     add_common,
     check_at_least,
     check_clamp_len,
-    check_memory,
     checkpoint_path,
     command,
     pick_device,

@@ -161,12 +161,9 @@ class Run:
             self.pos, self.mems = 0, None
         return segment_at(self.streams, self.pos, self.model.cfg.seg_len)
 
-    def _agree(self, flag) -> bool:
-        return any_rank(flag, self.device)
-
     def _stop_if(self, flag, stop_flag: dict) -> None:
         """Every rank stops together, saved, if `flag` holds on any of them."""
-        if self._agree(flag):
+        if any_rank(flag, self.device):
             stop_flag.setdefault("signal", "SIGTERM")  # another rank got it
             raise self.stop(stop_flag["signal"])
 
@@ -202,7 +199,7 @@ class Run:
             out = train_step(
                 self.ddp, self.opt, x, y, self.mems, lr_at(self.step, tc), tc.clip,
                 self.autocast,
-                check_finite=lambda t: not self._agree(not torch.isfinite(t)))
+                check_finite=lambda t: not any_rank(not torch.isfinite(t), self.device))
         except NonFiniteLoss as e:
             good = os.path.join(self.dir, "last.pt")
             kept = (f"last good checkpoint {good} kept" if os.path.exists(good)
@@ -233,7 +230,7 @@ class Run:
             bpc = self.validate(stop_flag, bar)
             self.postfix["val_bpc"] = f"{bpc:.3f}"
             bar.set_postfix(self.postfix)
-            if self._agree(bpc < self.best):
+            if any_rank(bpc < self.best, self.device):
                 self.best = bpc
                 self.save("best.pt", with_state=False)
         if self.step % a.save_every == 0 or final:

@@ -22,6 +22,7 @@ from ..train import TrainConfig
 from . import rundir, stop
 from .corpus import load_corpus
 from .ddp import any_rank, rank_world
+from .memory import check_memory
 from .options import (
     DEVICES,
     HelpFormatter,
@@ -29,7 +30,6 @@ from .options import (
     UsageError,
     add_model_options,
     check_at_least,
-    check_memory,
     check_positive_finite,
     check_seed,
     fail,
