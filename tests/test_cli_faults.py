@@ -1,6 +1,7 @@
 """The command lines as a user's shell runs them: old spellings, signals, pipes, a
 full disk (subprocesses; each test failed before its fix)."""
 
+import glob
 import json
 import os
 import re
@@ -186,6 +187,35 @@ def test_ctrl_c_during_data_offline_is_one_line(tmp_path):
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc (Linux)")
+@pytest.mark.parametrize("argv", [["train", "--steps", "100000"], ["evaluate", "x.pt"],
+                                  ["sample", "x.pt"], ["data", "stats", "x"],
+                                  ["bench", "--quick"]])
+def test_ctrl_c_while_torch_imports_is_one_line(tmp_path, argv):
+    """Item 6: Ctrl-C in the first second of any command, while torch loads, gave a
+    KeyboardInterrupt traceback from the package's own import."""
+    proc = start(argv, cwd=tmp_path)
+    # libtorch is mapped early in `import torch`; its Python half takes a second more
+    wait_for(lambda: "libtorch" in open(f"/proc/{proc.pid}/maps").read())
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    assert err.strip() == f"python -m txl_mini {argv[0]}: interrupted"
+    assert os.listdir(tmp_path) == []
+
+
+def test_the_package_names_load_on_first_use():
+    """What item 6's fix changed: `import txl_mini` loads no torch; every public name
+    still resolves, to the object its module defines."""
+    code = ("import sys, txl_mini; assert 'torch' not in sys.modules; "
+            "from txl_mini import *; import txl_mini.model as m; "
+            "assert TransformerXL is m.TransformerXL; "
+            "assert sorted(txl_mini.__all__) == sorted(txl_mini._EXPORTS); "
+            "assert all(getattr(txl_mini, n) is not None for n in txl_mini.__all__)")
+    res = py("-c", code)
+    assert res.returncode == 0, res.stderr
+
+
 def test_data_offline_sweeps_what_a_kill_9_left(tmp_path):
     """Item 7: a kill -9 of `data offline` mid-write left its .tmp file forever."""
     out = tmp_path / "o.txt"
@@ -304,16 +334,44 @@ def test_train_says_processes_threads_and_a_warmup_it_never_ends(run_dir):
 
 
 def test_the_books_zoo_and_cue_checkpoints_evaluate_from_the_command_line():
-    """Item 9: they said 'trained on a corpus evaluate cannot rebuild'. They record
-    their generator's settings; evaluate generates that corpus again, and on the
-    validation split gives the bpc the zoo recorded when it trained the model."""
+    """Item 9: they said 'trained on a corpus evaluate cannot rebuild'. The chapters'
+    corpora have names (cue, names); evaluate finds a checkpoint's by its recorded
+    settings, or takes it by name, and on the validation split gives the bpc the zoo
+    recorded when it trained the model."""
     zoo = os.path.join(ROOT, "book", "zoo", "ch4_xl_s1.pt")
-    res = py("-m", "txl_mini", "evaluate", zoo, "--split", "valid", "--batch-size",
-             "4", "--chars", "1000000", "--json")
-    assert res.returncode == 0, res.stderr
-    got = json.loads(res.stdout)
     meta = read_checkpoint(zoo)["meta"]
-    assert got["chars"] == 50_000 and abs(got["bpc"] - meta["valid_bpc"]) < 1e-4
+    for by_name in ([], ["--corpus", "cue"]):
+        res = py("-m", "txl_mini", "evaluate", zoo, "--split", "valid",
+                 "--batch-size", "4", "--chars", "1000000", "--json", *by_name)
+        assert res.returncode == 0, res.stderr
+        got = json.loads(res.stdout)
+        assert got["corpus"] == "cue" and got["chars"] == 50_000
+        assert abs(got["bpc"] - meta["valid_bpc"]) < 1e-4
     cue = os.path.join(ROOT, "book", "checkpoints", "cue_xl.pt")
     res = py("-m", "txl_mini", "evaluate", cue, "--chars", "2000", "--quiet")
     assert res.returncode == 0 and "bpc over" in res.stdout, res.stderr
+    assert "corpus: cue (valid, first 2,000 characters)" in res.stdout
+
+
+def test_every_book_checkpoint_records_a_named_corpus():
+    from txl_mini.corpus import BOOK_CORPORA
+    named = {}
+    for path in sorted(glob.glob(os.path.join(ROOT, "book", "*", "*.pt"))):
+        settings = json.loads(json.dumps(read_checkpoint(path)["meta"]["corpus"]))
+        [name] = [n for n, c in BOOK_CORPORA.items() if c == settings] or [path]
+        named[name] = named.get(name, 0) + 1
+    assert set(named) == {"cue", "names"} and sum(named.values()) >= 38, named
+
+
+def test_train_takes_a_chapters_corpus_by_name(tmp_path):
+    r = tmp_path / "r"
+    res = py("-m", "txl_mini", "train", "--preset", "tiny", "--corpus", "cue",
+             "--steps", "1", "--warmup", "0", "--eval-chars", "60", "--threads", "1",
+             "--quiet", "--run-dir", str(r))
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("corpus: cue, 900,000 training chars;")
+    res = py("-m", "txl_mini", "train", "--preset", "tiny", "--corpus", "cue",
+             "--path", __file__, "--run-dir", str(tmp_path / "p"))
+    assert res.returncode == 1 and res.stderr.strip() == (
+        "python -m txl_mini train: error: corpus 'cue' is generated from its recorded "
+        "settings; it reads no file")

@@ -126,7 +126,7 @@ def test_ctrl_c_during_validation_stops_and_resumes_exactly(tmp_path, text, monk
     assert train_main(base(text, a)) == 0
     interrupt_validation_at(monkeypatch, step=10, segment=2)
     assert train_main(base(text, b)) == 130
-    assert capsys.readouterr().out.strip().endswith(
+    assert capsys.readouterr().err.strip().endswith(
         f"SIGINT: saved {b}/last.pt at step 10/12; continue with --resume {b}")
     extra = read_checkpoint(b / "last.pt")["extra"]
     assert extra["step"] == 10 and extra["val_pending"]

@@ -133,7 +133,8 @@ def test_sigint_saves_then_resume_finishes(tmp_path, text):
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert "Traceback" not in out + err
-    line = out.strip().splitlines()[-1]
+    line = err.strip().splitlines()[-1]  # the stop line is news, not stdout's output
+    assert "SIGINT" not in out
     assert line.startswith("SIGINT: saved") and f"--resume {run_dir}" in line
     step = read_checkpoint(run_dir / "last.pt")["extra"]["step"]
     assert 1 <= step < 100000

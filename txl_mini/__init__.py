@@ -28,11 +28,34 @@ repeat it.
     cli/                 python -m txl_mini train|evaluate|sample|data|bench
 """
 
-from .config import PRESETS, ModelConfig, preset
-from .data import CharVocab, batchify, iter_segments
-from .model import ModelOutput, TransformerXL, VanillaTransformer
+from importlib import import_module
+from typing import TYPE_CHECKING
 
+# name -> module. Loaded on first use, not here: `python -m txl_mini` imports this
+# package before its command line can catch a Ctrl-C, and torch takes a second to load.
+_EXPORTS = {
+    "PRESETS": "config", "ModelConfig": "config", "preset": "config",
+    "CharVocab": "data", "batchify": "data", "iter_segments": "data",
+    "ModelOutput": "model", "TransformerXL": "model", "VanillaTransformer": "model",
+}
 __all__ = [
     "PRESETS", "CharVocab", "ModelConfig", "ModelOutput", "TransformerXL",
     "VanillaTransformer", "batchify", "iter_segments", "preset",
 ]
+
+if TYPE_CHECKING:  # what editors and type checkers see
+    from .config import PRESETS, ModelConfig, preset
+    from .data import CharVocab, batchify, iter_segments
+    from .model import ModelOutput, TransformerXL, VanillaTransformer
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
+    globals()[name] = value  # the next lookup is an ordinary one
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))

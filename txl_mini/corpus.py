@@ -41,6 +41,15 @@ assert all(k in _BY_LENGTH for k in range(1, _LONGEST + 1)), "a word of every le
 MIN_DISTANCE = 32  # a name (<= 12 letters), the longest lead-in, a one-word filler
 NAME_KINDS = ("syllables", "letters")  # names from SYLLABLES, or random letters a-z
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
+# The chapters' generated corpora by name (`--corpus cue` on the command line), the
+# settings the book's checkpoints record. cue: random-letter names of 8-12 letters,
+# each repeated exactly 24 characters later; names: syllable names repeated 32, 64 or
+# 96 characters later, in text of made-up words.
+BOOK_CORPORA = {
+    "cue": dict(n_chars=1_000_000, seed=0, distances=24, gap=[1, 6], names="letters",
+                name_len=[8, 12]),
+    "names": dict(n_chars=2_000_000, seed=0, distances=[32, 64, 96], gap=[5, 40]),
+}
 
 
 class Dependency(NamedTuple):

@@ -12,7 +12,7 @@ from typing import Iterator, Optional, Sequence, Tuple, Union
 import numpy as np
 import torch
 
-from .corpus import offline_splits
+from .corpus import BOOK_CORPORA, offline_splits
 from .text8 import TEXT8_CHARS, DataError, load_text8, split_text8
 
 # --------------------------------------------------------------------------------------
@@ -140,7 +140,7 @@ def iter_segments(streams: torch.Tensor, seg_len: int
 OFFLINE_CHARS = 2_000_000  # size of the generated offline corpus the CLIs use (seed 0)
 MAX_OFFLINE_CHARS = 100_000_000  # text8's size; more takes hours and GiB to generate
 MAX_TEXT_BYTES = 1_000_000_000  # a --path corpus is read whole, then normalized
-CORPORA = ("offline", "text8")
+CORPORA = ("offline", "text8", *BOOK_CORPORA)
 
 
 def read_text_file(path: str) -> str:
@@ -167,8 +167,9 @@ def load_corpus_split(corpus: str, split: str = "train", path: Optional[str] = N
     file).
     "offline": generated here (`offline_chars` chars, seed 0), or, with `path`, any text
     file (e.g. one written by `python -m txl_mini data offline`), normalized to the
-    text8 alphabet and split 90/5/5 like text8. Raises DataError or ValueError with a
-    one-line message.
+    text8 alphabet and split 90/5/5 like text8.
+    "cue", "names": the chapters' generated corpora (corpus.BOOK_CORPORA).
+    Raises DataError or ValueError with a one-line message.
     """
     if corpus not in CORPORA:
         raise ValueError(
@@ -178,6 +179,11 @@ def load_corpus_split(corpus: str, split: str = "train", path: Optional[str] = N
         raise ValueError(f"unknown split {split!r}; choose train, valid or test")
     if corpus == "text8":
         splits = load_text8(path)
+    elif corpus in BOOK_CORPORA:
+        if path is not None:
+            raise ValueError(f"corpus {corpus!r} is generated from its recorded "
+                             "settings; it reads no file")
+        splits = offline_splits(**BOOK_CORPORA[corpus])
     elif path is not None:
         splits = split_text8(normalize(read_text_file(path)), name=Path(path).name)
     else:

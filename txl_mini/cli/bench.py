@@ -23,7 +23,6 @@ import json
 import logging
 import os
 import sys
-import tempfile
 import time
 from contextlib import nullcontext
 
@@ -38,10 +37,11 @@ from .options import (
     Parser,
     UsageError,
     check_at_least,
-    check_threads,
+    check_writable,
+    command,
     fail,
-    interrupted,
     pick_device,
+    set_threads,
 )
 
 PROG = "python -m txl_mini bench"
@@ -84,20 +84,14 @@ def check_json_path(path: str) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise UsageError(f"--json {path}: directory {folder} does not exist")
-    try:
-        fd, probe = tempfile.mkstemp(dir=folder, prefix=".probe-")
-        os.close(fd)
-        os.remove(probe)
-    except OSError as e:
-        raise UsageError(f"--json {path}: cannot write to {folder}: "
-                         f"{e.strerror or e}") from None
+    check_writable(folder, f"--json {path}")
 
 
 def check_args(args) -> torch.device:
     check_at_least(args, {"threads": 1, "batch": 1, "eval_batch": 1, "rounds": 1,
                           "steps": 1, "max_attn_len": min(EVAL_LENS),
                           "long_segments": 20})
-    check_threads(args.threads)
+    set_threads(args.threads)
     if args.json:
         check_json_path(args.json)
     device = pick_device(args.device or "auto")
@@ -113,16 +107,10 @@ def check_args(args) -> torch.device:
     return device
 
 
+@command(PROG)
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        device = check_args(args)
-    except UsageError as e:
-        return fail(PROG, f"error: {e}")
-    try:
-        result = run_bench(args, device)
-    except KeyboardInterrupt:
-        return interrupted(PROG)
+    result = run_bench(args, check_args(args))
     print(format_report(result))
     if args.json:
         try:

@@ -7,7 +7,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Optional, Sequence, Tuple
+from typing import Tuple
 
 import numpy as np
 
@@ -15,7 +15,7 @@ from ..corpus import make_offline_corpus, write_offline_corpus
 from ..data import MAX_OFFLINE_CHARS, OFFLINE_CHARS, read_text_file
 from ..files import remove_stale_temps
 from ..text8 import TEXT8_CHARS, DataError, load_text8
-from .options import HelpFormatter, Parser
+from .options import HelpFormatter, Parser, command
 
 # A temporary file of ours untouched this long is dead: a live write renames its own
 # within seconds of creating it (the corpus is generated before the file is opened).
@@ -97,33 +97,30 @@ def _distances(s: str) -> Tuple[int, ...]:
         ) from None
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+@command("python -m txl_mini data", errors=(DataError, ValueError))
+def main(argv=None) -> int:
     """`python -m txl_mini data ...`; returns the exit status."""
-    fmt = HelpFormatter  # --help shows every default
-    ap = Parser(prog="python -m txl_mini data",
-                                 description="Fetch and verify text8, print corpus "
-                                 "statistics, or write the offline corpus.",
-                                 formatter_class=fmt)
+    ap = Parser(prog="python -m txl_mini data", formatter_class=HelpFormatter,
+                description="Fetch and verify text8, print corpus statistics, or "
+                "write the offline corpus.")
     sub = ap.add_subparsers(dest="cmd")
-    p = sub.add_parser("text8", formatter_class=fmt,
-                       help="download (or read) text8, verify it, "
-                       "print split statistics")
+    p = sub.add_parser("text8", formatter_class=HelpFormatter, help="download (or "
+                       "read) text8, verify it, print split statistics")
     p.add_argument("--path",
                    help="local text8.zip or unzipped text8 file (no download)")
-    p.add_argument("--cache-dir",
-                   help="where to keep text8.zip (default: $TXL_MINI_CACHE, "
-                   "else $XDG_CACHE_HOME/txl_mini, else ~/.cache/txl_mini)")
+    p.add_argument("--cache-dir", help="where to keep text8.zip (default: "
+                   "$TXL_MINI_CACHE, else $XDG_CACHE_HOME/txl_mini, else "
+                   "~/.cache/txl_mini)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(fn=_cmd_text8)
-    p = sub.add_parser("stats", formatter_class=fmt,
+    p = sub.add_parser("stats", formatter_class=HelpFormatter,
                        help="character statistics of any text file")
     p.add_argument("file", help="the text file")
     p.set_defaults(fn=_cmd_stats)
-    p = sub.add_parser("offline", formatter_class=fmt,
+    p = sub.add_parser("offline", formatter_class=HelpFormatter,
                        help="write the generated offline corpus (Chapter 2)")
-    p.add_argument("--chars", type=int, default=OFFLINE_CHARS,
-                   help="corpus length in characters (the size train generates for "
-                   "--corpus offline)")
+    p.add_argument("--chars", type=int, default=OFFLINE_CHARS, help="corpus length in "
+                   "characters (the size train generates for --corpus offline)")
     p.add_argument("--seed", type=int, default=0,
                    help="random seed; same seed, same text")
     p.add_argument("--distances", type=_distances, default=(64, 256, 512),
@@ -137,13 +134,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.cmd is None:  # no subcommand: show what there is
         ap.print_help()
         return 2
-    try:
-        args.fn(args)
-    except (DataError, ValueError) as e:
-        print(f"{ap.prog}: error: {e}", file=sys.stderr)
-        return 1
+    args.fn(args)
     return 0
-
 
 
 if __name__ == "__main__":  # python -m txl_mini.cli.data: the same command

@@ -7,27 +7,24 @@ import json
 import math
 import sys
 
-import torch
-
 from ..checkpoint import CheckpointError, load_checkpoint
-from ..corpus import make_offline_corpus
-from ..data import CORPORA, OFFLINE_CHARS, CharVocab, load_corpus_split
+from ..corpus import BOOK_CORPORA
+from ..data import CORPORA, OFFLINE_CHARS, load_corpus_split
 from ..evaluate import evaluate_segments, evaluate_sliding_window
 from ..text8 import DataError
 from .corpus import check_not_empty
+from .memory import check_memory
 from .options import (
-    DEVICES,
     HelpFormatter,
     Parser,
     UsageError,
+    add_common,
     check_at_least,
     check_clamp_len,
-    check_memory,
-    check_threads,
     checkpoint_path,
-    fail,
-    interrupted,
+    command,
     pick_device,
+    set_threads,
 )
 
 PROG = "python -m txl_mini evaluate"
@@ -37,10 +34,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = Parser(
         prog=PROG, formatter_class=HelpFormatter,
         description="Bits per character of a trained checkpoint.")
-    p.add_argument("checkpoint", help="a .pt file, or a run directory (its best.pt), "
-                   "from python -m txl_mini train")
+    add_common(p, checkpoint=True)
     p.add_argument("--corpus", default=None, choices=CORPORA,
-                   help="default: the training corpus")
+                   help="default: the training corpus (the book's checkpoints: "
+                   "theirs by name, cue or names)")
     p.add_argument("--path", default=None,
                    help="corpus file (default: the one the run trained on)")
     p.add_argument("--split", default="valid", choices=["valid", "test"],
@@ -50,8 +47,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mode", default="auto", choices=["auto", "segments", "sliding"],
                    help="segments with memory, or the vanilla sliding window; auto: "
                    "sliding for a vanilla checkpoint, segments for Transformer-XL")
-    p.add_argument("--sliding-window", action="store_true",
-                   help="same as --mode sliding")
     p.add_argument("--seg-len", type=int, default=None,
                    help="L (sliding: the context); default: the model's")
     p.add_argument("--mem-len", type=int, default=None,
@@ -68,23 +63,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true",
                    help="Transformer-XL: re-project the memory every segment instead "
                    "of keeping its keys and values (the same bpc, slower)")
-    p.add_argument("--device", default="auto", choices=DEVICES,
-                   help="auto: cuda, else mps, else cpu")
-    p.add_argument("--threads", type=int, default=None,
-                   help="torch CPU threads (default: torch's choice)")
     p.add_argument("--json", action="store_true",
                    help="print one JSON object instead of text")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
 
 
 def corpus_of(args, meta: dict, path: str) -> tuple[str, str | None]:
-    """(corpus name, file) to evaluate on: the options', else the checkpoint's."""
+    """(corpus name, file) to evaluate on: the options', else the checkpoint's; the
+    book's checkpoints record their corpus' generator settings, one of BOOK_CORPORA."""
     if args.corpus or args.path:
         return args.corpus or "offline", args.path
     corpus = meta.get("corpus", "offline")
-    if isinstance(corpus, dict):  # the generator's settings (book/zoo, cue models)
-        return corpus, None
+    if isinstance(corpus, dict):
+        same = json.loads(json.dumps(corpus))  # tuples as lists, as in BOOK_CORPORA
+        corpus = next((n for n, c in BOOK_CORPORA.items() if c == same), corpus)
     if corpus not in CORPORA:
         what = str(corpus) if len(str(corpus)) <= 60 else str(corpus)[:57] + "..."
         raise UsageError(f"{path} was trained on a corpus evaluate cannot rebuild "
@@ -92,29 +84,11 @@ def corpus_of(args, meta: dict, path: str) -> tuple[str, str | None]:
     return corpus, meta.get("corpus_path")
 
 
-def recorded_split(settings: dict, split: str):
-    """A split of the offline corpus a checkpoint records the generator settings of
-    (scripts/train_zoo.py, scripts/train_cue_models.py), generated again."""
-    try:
-        parts = make_offline_corpus(**settings).split()
-    except (TypeError, ValueError) as e:
-        raise UsageError(f"evaluate cannot rebuild the recorded corpus {settings} "
-                         f"({e}); pass --corpus and --path") from None
-    return CharVocab().encode(parts[("train", "valid", "test").index(split)].text)
-
-
-def _name(corpus) -> str:
-    if not isinstance(corpus, dict):
-        return str(corpus)
-    return "offline, generated with " + ", ".join(f"{k}={v}" for k, v in corpus.items())
-
-
 def settings(args, model) -> tuple[str, int, int, dict]:
     """(mode, L, M, the model's evaluation settings to pass to each call); an option
     that would be ignored or silently wrong is refused."""
     vanilla = type(model).__name__ == "VanillaTransformer"
-    mode = "sliding" if args.sliding_window else args.mode
-    mode = ("sliding" if vanilla else "segments") if mode == "auto" else mode
+    mode = ("sliding" if vanilla else "segments") if args.mode == "auto" else args.mode
     if vanilla and args.mem_len:
         raise UsageError("--mem-len: a vanilla checkpoint has no memory")
     if vanilla and args.clamp_len is not None:
@@ -133,45 +107,28 @@ def settings(args, model) -> tuple[str, int, int, dict]:
     return mode, args.seg_len or cfg.seg_len, M, changes
 
 
+@command(PROG, errors=(CheckpointError, OSError, ValueError, DataError))
 def main(argv=None) -> int:
     """`python -m txl_mini evaluate ...`; returns the exit status."""
     args = build_parser().parse_args(argv)
-    try:
-        return _main(args)
-    except KeyboardInterrupt:
-        return interrupted(PROG)
-
-
-def _main(args) -> int:
-    try:
-        check_at_least(args, {"chars": 2, "batch_size": 1, "seg_len": 1, "mem_len": 0})
-        check_threads(args.threads)
-        check_clamp_len(args.clamp_len)
-        if args.threads:
-            torch.set_num_threads(args.threads)
-        device = pick_device(args.device)
-        path = checkpoint_path(args.checkpoint)
-        model, meta = load_checkpoint(path, device)
-        mode, L, M, changes = settings(args, model)
-        cfg, B = model.cfg, args.batch_size
-        check_memory(cfg.replace(seg_len=L), B, M, False, device)
-        corpus, corpus_path = corpus_of(args, meta, path)
-        check_not_empty(corpus_path)
-        tokens = (recorded_split(corpus, args.split) if isinstance(corpus, dict)
-                  else load_corpus_split(corpus, args.split, corpus_path,
-                                         meta.get("offline_chars", OFFLINE_CHARS))
-                  )[: args.chars]
-        if mode == "sliding" and len(tokens) <= L + 1:
-            raise UsageError(f"--chars: the sliding window needs more than {L + 1} "
-                             f"characters, got {len(tokens)}")
-        if mode == "segments" and len(tokens) // B < 2:
-            raise UsageError(
-                f"--chars: {len(tokens)} characters cannot make {B} streams"
-            )
-    except UsageError as e:
-        return fail(PROG, f"error: {e}", 2)
-    except (CheckpointError, OSError, ValueError, DataError) as e:
-        return fail(PROG, f"error: {e}", 1)
+    check_at_least(args, {"chars": 2, "batch_size": 1, "seg_len": 1, "mem_len": 0})
+    check_clamp_len(args.clamp_len)
+    set_threads(args.threads)
+    device = pick_device(args.device)
+    path = checkpoint_path(args.checkpoint)
+    model, meta = load_checkpoint(path, device)
+    mode, L, M, changes = settings(args, model)
+    cfg, B = model.cfg, args.batch_size
+    check_memory(cfg.replace(seg_len=L), B, M, False, device)
+    corpus, corpus_path = corpus_of(args, meta, path)
+    check_not_empty(corpus_path)
+    tokens = load_corpus_split(corpus, args.split, corpus_path,
+                               meta.get("offline_chars", OFFLINE_CHARS))[: args.chars]
+    if mode == "sliding" and len(tokens) <= L + 1:
+        raise UsageError(f"--chars: the sliding window needs more than {L + 1} "
+                         f"characters, got {len(tokens)}")
+    if mode == "segments" and len(tokens) // B < 2:
+        raise UsageError(f"--chars: {len(tokens)} characters cannot make {B} streams")
     show = not (args.quiet or args.json)
     # the key/value cache serves XL's segments
     cache = (mode == "segments" and not args.no_cache and M > 0
@@ -179,7 +136,7 @@ def _main(args) -> int:
     if not args.json:
         print(f"{path}: {type(model).__name__}, {mode}, L={L}, M={M}"
               f"{', key/value cache' if cache else ''}; corpus: "
-              f"{_name(corpus)} ({args.split}, first {len(tokens):,} characters)",
+              f"{corpus} ({args.split}, first {len(tokens):,} characters)",
               flush=True)
     if mode == "sliding":
         res = evaluate_sliding_window(
@@ -192,17 +149,16 @@ def _main(args) -> int:
                                 mem_len=args.mem_len, progress=show, cache=cache,
                                 **changes)
     if res.n_nonfinite or not math.isfinite(res.bpc):
-        return fail(PROG, f"error: {path} gives a NaN or infinite loss at "
-                    f"{res.n_nonfinite:,} of {res.n_tokens:,} characters; its weights "
-                    "are broken, so there is no bpc to report", 1)
+        raise ValueError(f"{path} gives a NaN or infinite loss at {res.n_nonfinite:,} "
+                         f"of {res.n_tokens:,} characters; its weights are broken, so "
+                         "there is no bpc to report")
     if args.json:
         print(json.dumps({"checkpoint": path, "model": type(model).__name__,
                           "corpus": corpus, "split": args.split, "chars": len(tokens),
                           "mode": mode, "seg_len": L, "mem_len": M,
                           "clamp_len": changes.get("clamp_len", cfg.clamp_len),
                           "same_length": changes.get("same_length", cfg.same_length),
-                          "batch_size": B,
-                          "cache": cache,
+                          "batch_size": B, "cache": cache,
                           "bpc": res.bpc, "n_tokens": res.n_tokens,
                           "seconds": res.seconds, "device": str(device)}))
     else:

@@ -1,4 +1,4 @@
-"""What every command line shares: one-line errors, range checks, device, memory.
+"""What every command line shares: one-line errors, range checks, device, paths.
 
 Every check here runs before a corpus is built or a step is trained, and every
 failure is one line on stderr with a non-zero exit status.
@@ -7,11 +7,13 @@ failure is one line on stderr with a non-zero exit status.
 from __future__ import annotations
 
 import argparse
+import functools
 import inspect
 import math
 import os
 import re
 import sys
+import tempfile
 import tokenize
 from dataclasses import fields
 
@@ -19,16 +21,39 @@ import torch
 
 from ..config import POS_ENCODINGS, PRESETS, ModelConfig
 
+DEVICES = ("auto", "cpu", "cuda", "mps")
+PROBE = ".probe-"  # an empty file that checks a directory is writable
+
 
 class UsageError(Exception):
     """A bad option value; printed as `PROG: error: ...` with exit status 2."""
 
 
-def fail(prog: str, msg: str, code: int = 2) -> int:
+def fail(prog: str, msg: str, code: int = 2, before: str = "") -> int:
     """Print one line (rank 0 only, under torchrun) and return the exit status."""
     if os.environ.get("RANK", "0") == "0":
-        print(f"{prog}: {msg}", file=sys.stderr)
+        print(f"{before}{prog}: {msg}", file=sys.stderr)
     return code
+
+
+def command(prog: str, errors: tuple = ()):
+    """Decorate a command's `main(argv) -> status`: Ctrl-C is one line and 130, a
+    UsageError one line and 2, one of `errors` one line and 1; never a traceback."""
+    def wrap(run):
+        @functools.wraps(run)
+        def main(argv=None) -> int:
+            try:
+                return run(argv)
+            except KeyboardInterrupt:
+                return fail(prog, "interrupted", 130, "\n")
+            except UsageError as e:
+                return fail(prog, f"error: {e}")
+            except BrokenPipeError:  # `... | head -1`: cli/__init__.py ends it quietly
+                raise
+            except errors as e:
+                return fail(prog, f"error: {e}", 1)
+        return main
+    return wrap
 
 
 class Parser(argparse.ArgumentParser):
@@ -49,6 +74,40 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         if d is None or d is False or d == argparse.SUPPRESS or "default" in text:
             return text
         return super()._get_help_string(action)
+
+
+def add_common(p: argparse.ArgumentParser, checkpoint: bool = False,
+               quiet: str = "no progress bar") -> None:
+    """The options every model-running command has: --device, --threads, --quiet
+    (and the checkpoint to read, for evaluate and sample)."""
+    if checkpoint:
+        p.add_argument("checkpoint", help="a .pt file, or a run directory (its "
+                       "best.pt), from python -m txl_mini train")
+    p.add_argument("--device", default="auto", choices=DEVICES,
+                   help="auto: cuda, else mps, else cpu")
+    p.add_argument("--threads", type=int, default=None,
+                   help="torch CPU threads (default: torch's choice)")
+    p.add_argument("--quiet", action="store_true", help=quiet)
+
+
+def set_threads(threads) -> None:
+    """--threads, checked; None leaves torch's choice."""
+    if threads is not None and not 1 <= threads <= max_threads():
+        raise UsageError(f"--threads must be between 1 and {max_threads()} (4x the "
+                         f"{os.cpu_count()} CPUs here), got {threads}")
+    if threads:
+        torch.set_num_threads(threads)
+
+
+def check_writable(folder: str, what: str) -> None:
+    """`what` (an option and its value) can write into `folder`: a probe file."""
+    try:
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=PROBE)
+        os.close(fd)
+        os.remove(probe)
+    except OSError as e:
+        raise UsageError(f"{what}: cannot write to {folder}: {e.strerror or e}"
+                         ) from None
 
 
 def preset_help() -> str:
@@ -127,12 +186,6 @@ def max_threads() -> int:
     return 4 * (os.cpu_count() or 1)
 
 
-def check_threads(threads) -> None:
-    if threads is not None and not 1 <= threads <= max_threads():
-        raise UsageError(f"--threads must be between 1 and {max_threads()} (4x the "
-                         f"{os.cpu_count()} CPUs here), got {threads}")
-
-
 def check_at_least(args, lows: dict[str, int]) -> None:
     """Each option in `lows` (by attribute name) is None or >= its lower bound."""
     for name, low in lows.items():
@@ -152,9 +205,6 @@ def check_positive_finite(args, names: tuple[str, ...]) -> None:
 def check_clamp_len(v) -> None:
     if v is not None and (v < -1 or v == 0):
         raise UsageError(f"--clamp-len must be -1 (off) or >= 1, got {v}")
-
-
-DEVICES = ("auto", "cpu", "cuda", "mps")
 
 
 def _mps_available() -> bool:
@@ -178,52 +228,6 @@ def pick_device(name: str, local_rank: int = 0) -> torch.device:
     return torch.device(name)
 
 
-def memory_estimate(cfg: ModelConfig, batch_size: int, mem_len: int,
-                    training: bool) -> tuple[int, str]:
-    """Rough bytes one step needs, and how they split, for a refusal before the work.
-
-    Per layer the attention scores (B, H, L, K) exist a few times over (scores,
-    probabilities and, in training, their gradients), plus about a dozen (B, L, C)
-    tensors and the feed-forward's (B, L, d_inner); training adds weights, gradients
-    and Adam's two moments. Good to a small factor, which is all a refusal needs.
-    """
-    B, L, H, C = batch_size, cfg.seg_len, cfg.n_head, cfg.d_model
-    M = mem_len
-    K = L + M
-    n_params = cfg.n_layer * (4 * C * H * cfg.d_head + 2 * C * cfg.d_inner)
-    n_params += cfg.vocab_size * C
-    weights = (16 if training else 4) * n_params
-    attn = 4 * (4 if training else 2) * B * H * L * K * cfg.n_layer
-    acts = 4 * B * L * (12 * C + 3 * cfg.d_inner + 3 * H * cfg.d_head) * cfg.n_layer
-    acts += 4 * B * M * C * cfg.n_layer + 4 * 3 * B * L * cfg.vocab_size
-    total = weights + attn + acts
-    gib = 2**30
-    return total, (f"attention scores {attn / gib:.1f} GiB for B={B} x H={H} x "
-                   f"L={L} x K={K} x {cfg.n_layer} layers, other activations "
-                   f"{acts / gib:.1f} GiB, weights{' + Adam' if training else ''} "
-                   f"{weights / gib:.1f} GiB")
-
-
-def memory_available(device: torch.device) -> int:
-    if device.type == "cuda":
-        return torch.cuda.get_device_properties(device).total_memory
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return 1 << 45  # unknown: do not refuse
-
-
-def check_memory(cfg: ModelConfig, batch_size: int, mem_len: int, training: bool,
-                 device: torch.device) -> None:
-    need, detail = memory_estimate(cfg, batch_size, mem_len, training)
-    have = memory_available(device)
-    if need > have:
-        raise UsageError(
-            f"this needs roughly {need / 2**30:,.1f} GiB ({detail}), more than the "
-            f"{have / 2**30:,.1f} GiB of {device.type} memory here; lower "
-            "--batch-size, --seg-len or --mem-len")
-
-
 def checkpoint_path(path: str) -> str:
     """A run directory stands for its best.pt (else last.pt)."""
     if os.path.isdir(path):
@@ -233,9 +237,3 @@ def checkpoint_path(path: str) -> str:
         raise UsageError(f"{path} is a directory with no best.pt or last.pt in it "
                          "(a run before its first checkpoint?); give a checkpoint")
     return path
-
-
-def interrupted(prog: str) -> int:
-    """Ctrl-C in a command that saves nothing: one line, exit status 130."""
-    print(f"\n{prog}: interrupted", file=sys.stderr)
-    return 130

@@ -149,9 +149,7 @@ class Run:
         except EvaluationStopped:
             stopped = True
         self.model.train()
-        if self._agree(stopped):  # every rank stops together
-            stop_flag.setdefault("signal", "SIGTERM")  # another rank got it
-            raise self.stop(stop_flag["signal"])
+        self._stop_if(stopped, stop_flag)
         self.val_pending = False
         self.log({"step": self.step, "val_bpc": res.bpc})
         return res.bpc
@@ -163,8 +161,11 @@ class Run:
             self.pos, self.mems = 0, None
         return segment_at(self.streams, self.pos, self.model.cfg.seg_len)
 
-    def _agree(self, flag) -> bool:
-        return any_rank(flag, self.device)
+    def _stop_if(self, flag, stop_flag: dict) -> None:
+        """Every rank stops together, saved, if `flag` holds on any of them."""
+        if any_rank(flag, self.device):
+            stop_flag.setdefault("signal", "SIGTERM")  # another rank got it
+            raise self.stop(stop_flag["signal"])
 
     def _mean_loss(self, loss: torch.Tensor) -> float:
         """The loss over all B streams (each rank has B / world of them)."""
@@ -184,9 +185,7 @@ class Run:
             if self.val_pending:  # interrupted during its validation: finish that step
                 self._end_of_step(stop_flag, bar, on_step)
             while self.step < tc.steps:
-                if self._agree(bool(stop_flag.get("signal"))):
-                    stop_flag.setdefault("signal", "SIGTERM")  # another rank got it
-                    raise self.stop(stop_flag["signal"])
+                self._stop_if(bool(stop_flag.get("signal")), stop_flag)
                 self._one_step(bar)
                 self._end_of_step(stop_flag, bar, on_step)
         finally:
@@ -200,7 +199,7 @@ class Run:
             out = train_step(
                 self.ddp, self.opt, x, y, self.mems, lr_at(self.step, tc), tc.clip,
                 self.autocast,
-                check_finite=lambda t: not self._agree(not torch.isfinite(t)))
+                check_finite=lambda t: not any_rank(not torch.isfinite(t), self.device))
         except NonFiniteLoss as e:
             good = os.path.join(self.dir, "last.pt")
             kept = (f"last good checkpoint {good} kept" if os.path.exists(good)
@@ -231,7 +230,7 @@ class Run:
             bpc = self.validate(stop_flag, bar)
             self.postfix["val_bpc"] = f"{bpc:.3f}"
             bar.set_postfix(self.postfix)
-            if self._agree(bpc < self.best):
+            if any_rank(bpc < self.best, self.device):
                 self.best = bpc
                 self.save("best.pt", with_state=False)
         if self.step % a.save_every == 0 or final:

@@ -12,16 +12,14 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 from contextlib import contextmanager
 from dataclasses import asdict
 
 from ..files import TEMP_SUFFIX, atomic_path, remove_stale_temps
 from .lock import LOCK_NAME, RunLock
-from .options import UsageError
+from .options import PROBE, UsageError, check_writable
 
 FILES = ("config.json", "metrics.jsonl", "curves.png", "last.pt", "best.pt")
-PROBE = ".probe-"  # an empty file that checks the directory is writable
 
 
 def is_run_dir(d: str) -> bool:
@@ -84,11 +82,9 @@ def prepare_run_dir(args, created: list) -> RunLock:
             if not os.path.isdir(folder):
                 os.makedirs(folder)
                 created.append(folder)
-            fd, probe = tempfile.mkstemp(dir=folder, prefix=PROBE)
-            os.close(fd)
-            os.remove(probe)
         except OSError as e:
             raise UsageError(f"cannot write to {folder}: {e.strerror or e}") from None
+        check_writable(folder, "--run-dir" if folder == d else "--out")
     lock = RunLock(d)
     sweep_temps(d)
     return lock
@@ -136,10 +132,11 @@ def naming(path: str):
         raise OSError(e.errno, e.strerror, path) from None
 
 
-def write_json(path: str, obj) -> None:
+def write_text(path: str, text: str) -> None:
+    """Atomically: a crash leaves the old file or the new one, never half of it."""
     with naming(path), atomic_path(path) as tmp:
         with open(tmp, "w") as f:
-            json.dump(obj, f, indent=1)
+            f.write(text)
 
 
 def read_metrics(run_dir: str) -> list[dict]:
@@ -166,14 +163,6 @@ def append_metrics(run_dir: str, record: dict) -> None:
     path = os.path.join(run_dir, "metrics.jsonl")
     with naming(path), open(path, "a") as f:
         f.write(json.dumps(record) + "\n")
-
-
-def rewrite_metrics(run_dir: str, history: list[dict]) -> None:
-    """Drop lines logged after the checkpoint we resume from (a crash leaves some)."""
-    path = os.path.join(run_dir, "metrics.jsonl")
-    with naming(path), atomic_path(path) as tmp:
-        with open(tmp, "w") as f:
-            f.writelines(json.dumps(h) + "\n" for h in history)
 
 
 def plot_curves(run_dir: str, history: list[dict]) -> bool:
@@ -218,12 +207,13 @@ def summary(args, run, valid) -> None:
 def announce(args, run, corpus, tokens, device, world) -> None:
     """config.json (a new run) or the trimmed metrics (a resumed one), and one line
     (with a note if the warm-up outlasts the run)."""
-    if args.resume:
-        rewrite_metrics(run.dir, run.history)
+    if args.resume:  # drop lines logged after last.pt (a crash leaves some)
+        write_text(os.path.join(run.dir, "metrics.jsonl"),
+                   "".join(json.dumps(h) + "\n" for h in run.history))
     else:
-        write_json(os.path.join(run.dir, "config.json"), {"args": vars(args),
-            "model": asdict(run.model.cfg), "model_class": type(run.model).__name__,
-            "corpus": corpus, "world_size": world})
+        write_text(os.path.join(run.dir, "config.json"), json.dumps({
+            "args": vars(args), "model": asdict(run.model.cfg), "model_class":
+            type(run.model).__name__, "corpus": corpus, "world_size": world}, indent=1))
     where = f" ({args.path})" if args.path else ""
     again = f"; resuming at step {run.step}" if args.resume else ""
     print(f"corpus: {args.corpus}{where}, {len(tokens):,} training chars; device: "

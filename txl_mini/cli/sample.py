@@ -14,17 +14,16 @@ from ..data import CharVocab
 from ..model import VanillaTransformer
 from ..sample import generate
 from .options import (
-    DEVICES,
     HelpFormatter,
     Parser,
     UsageError,
+    add_common,
     check_at_least,
     check_seed,
-    check_threads,
     checkpoint_path,
-    fail,
-    interrupted,
+    command,
     pick_device,
+    set_threads,
 )
 
 PROG = "python -m txl_mini sample"
@@ -36,8 +35,6 @@ def build_parser() -> argparse.ArgumentParser:
         description="Generate text from a checkpoint written by python -m txl_mini "
         "train. Transformer-XL uses its memory cache (one position per character); "
         "the vanilla model re-runs its window.")
-    p.add_argument("checkpoint", help="a .pt file, or a run directory (its best.pt), "
-                   "from python -m txl_mini train")
     p.add_argument("--prompt", default="the ", help="text to continue (a-z and space)")
     p.add_argument("--chars", type=int, default=200,
                    help="how many characters to generate")
@@ -49,51 +46,36 @@ def build_parser() -> argparse.ArgumentParser:
                    help="random seed (default: unseeded)")
     p.add_argument("--no-cache", action="store_true",
                    help="re-run the window (slow, to compare)")
-    p.add_argument("--device", default="auto", choices=DEVICES,
-                   help="auto: cuda, else mps, else cpu")
-    p.add_argument("--threads", type=int, default=None,
-                   help="torch CPU threads (default: torch's choice)")
-    p.add_argument("--quiet", action="store_true",
-                   help="only the text: no line about the model or the time")
+    add_common(p, checkpoint=True,
+               quiet="only the text: no line about the model or the time")
     return p
 
 
+@command(PROG, errors=(ValueError,))
 def main(argv=None) -> int:
     """`python -m txl_mini sample ...`; returns the exit status."""
     args = build_parser().parse_args(argv)
-    try:
-        return _main(args)
-    except KeyboardInterrupt:
-        return interrupted(PROG)
-
-
-def _main(args) -> int:
     vocab = CharVocab()
+    check_at_least(args, {"chars": 0, "top_k": 1})
+    set_threads(args.threads)
+    args.prompt = args.prompt.lower()  # as train and evaluate read their text
+    if not (math.isfinite(args.temperature) and args.temperature >= 0):
+        raise UsageError(f"--temperature must be a finite number >= 0, got "
+                         f"{args.temperature}")
+    check_seed(args.seed)
+    bad = [c for c in args.prompt if c not in vocab.chars]
+    if bad:
+        raise UsageError(f"prompt: {bad[0]!r} is not in text8's alphabet; write the "
+                         "prompt in letters a-z and spaces")
+    prompt = vocab.encode(args.prompt)
+    if prompt.numel() == 0:
+        raise UsageError("prompt: give at least one character")
+    device = pick_device(args.device)
+    path = checkpoint_path(args.checkpoint)
     try:
-        check_at_least(args, {"chars": 0, "top_k": 1})
-        check_threads(args.threads)
-        if args.threads:
-            torch.set_num_threads(args.threads)
-        args.prompt = args.prompt.lower()  # as train and evaluate read their text
-        if not (math.isfinite(args.temperature) and args.temperature >= 0):
-            raise UsageError("--temperature must be a finite number >= 0, got "
-                             f"{args.temperature}")
-        check_seed(args.seed)
-        bad = [c for c in args.prompt if c not in vocab.chars]
-        if bad:
-            raise UsageError(f"prompt: {bad[0]!r} is not in text8's alphabet; write "
-                             "the prompt in letters a-z and spaces")
-        prompt = vocab.encode(args.prompt)
-        if prompt.numel() == 0:
-            raise UsageError("prompt: give at least one character")
-        device = pick_device(args.device)
-        path = checkpoint_path(args.checkpoint)
-        try:
-            model, meta = load_checkpoint(path, device)
-        except CheckpointError as e:
-            return fail(PROG, f"error: cannot load checkpoint {e}", 1)
-    except UsageError as e:
-        return fail(PROG, f"error: {e}")
+        model, meta = load_checkpoint(path, device)
+    except CheckpointError as e:
+        raise ValueError(f"cannot load checkpoint {e}") from None
     gen = None
     if args.seed is not None:
         gen = torch.Generator(device=device).manual_seed(args.seed)
@@ -113,14 +95,13 @@ def _main(args) -> int:
     try:
         generate(model, prompt, args.chars, temperature=args.temperature,
                  top_k=args.top_k, generator=gen, use_cache=use_cache, on_token=stream)
-    except ValueError as e:  # NaN logits: a broken checkpoint
-        sys.stdout.write("\n")
-        return fail(PROG, f"error: {path}: {e}", 1)
-    sys.stdout.write("\n")
-    sys.stdout.flush()
-    seconds = time.perf_counter() - start
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
+    finally:  # NaN logits (a broken checkpoint) end the text too
+        print(flush=True)
     if not args.quiet:
-        print(f"{args.chars} characters in {seconds:.2f} s", file=sys.stderr)
+        print(f"{args.chars} characters in {time.perf_counter() - start:.2f} s",
+              file=sys.stderr)
     return 0
 
 

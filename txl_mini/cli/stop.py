@@ -8,9 +8,9 @@ atomic).
 
 from __future__ import annotations
 
-import os
 import signal
 import threading
+from contextlib import contextmanager
 
 
 class Stop(Exception):
@@ -29,31 +29,26 @@ class Abort(BaseException):
         self.name = name
 
 
-def is_rank0() -> bool:
-    """Under torchrun only rank 0 prints the run's lines."""
-    return os.environ.get("RANK", "0") == "0"
-
-
-def install_signal_handlers(stop_flag: dict) -> dict:
-    """SIGINT / SIGTERM set stop_flag["signal"]; a second one raises Abort."""
+@contextmanager
+def signals_caught(stop_flag: dict):
+    """While inside: SIGINT / SIGTERM set stop_flag["signal"]; a second one raises
+    Abort (and, in case torch.save turns that into its own error, sets "abort")."""
     def handler(signum, frame):
         name = signal.Signals(signum).name
         if stop_flag.get("signal"):
-            stop_flag["abort"] = name  # torch.save may turn Abort into its own error
+            stop_flag["abort"] = name
             raise Abort(name)
         stop_flag["signal"] = name
 
     old = {}
-    if threading.current_thread() is not threading.main_thread():
-        return old  # signals reach only the main thread; a thread handles its own
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        old[sig] = signal.signal(sig, handler)
-    return old
-
-
-def restore_signal_handlers(old: dict) -> None:
-    for sig, h in old.items():
-        signal.signal(sig, h)
+    if threading.current_thread() is threading.main_thread():  # signals reach it only
+        old = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT,
+                                                             signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, h in old.items():
+            signal.signal(sig, h)
 
 
 def exit_code(name: str) -> int:

@@ -22,6 +22,7 @@ from ..train import TrainConfig
 from . import rundir, stop
 from .corpus import load_corpus
 from .ddp import any_rank, rank_world
+from .memory import check_memory
 from .options import (
     DEVICES,
     HelpFormatter,
@@ -29,14 +30,13 @@ from .options import (
     UsageError,
     add_model_options,
     check_at_least,
-    check_memory,
     check_positive_finite,
     check_seed,
-    check_threads,
     fail,
     model_config,
     pick_device,
     preset_help,
+    set_threads,
 )
 from .resume import Finished, read_last, restore_options
 from .run import Run, RunError
@@ -54,7 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
     add("--preset", default="book", choices=sorted(PRESETS), help=preset_help())
     add("--vanilla", action="store_true", help="train the vanilla baseline instead")
     add("--corpus", default="offline", choices=CORPORA,
-        help="offline: generated here, no download; text8: downloaded and verified")
+        help="offline: generated here, no download; text8: downloaded and verified; "
+        "cue, names: the chapters' generated corpora (txl_mini.corpus.BOOK_CORPORA)")
     add("--path", default=None, help="local text8(.zip) for --corpus text8; any "
         "text file for --corpus offline (normalized to a-z and space, split 90/5/5; "
         "stored as an absolute path)")
@@ -102,7 +103,6 @@ def check_values(args) -> None:
         "pause_at": 1})
     check_positive_finite(args, ("lr", "clip"))
     check_seed(args.seed)
-    check_threads(args.threads)
     for name in ("run_dir", "out", "path"):
         if getattr(args, name) == "":
             raise UsageError(f"--{name.replace('_', '-')} is empty; give a path")
@@ -135,8 +135,7 @@ def main(argv=None, on_step=None) -> int:
         check_values(args)
         if args.path is not None:  # a resume or evaluate from elsewhere finds it
             args.path = os.path.abspath(os.path.expanduser(args.path))
-        if args.threads:
-            torch.set_num_threads(args.threads)
+        set_threads(args.threads)
         args.threads = torch.get_num_threads()  # recorded: resume uses the same
         cfg = model_config(args.preset, args)
         device = pick_device(args.device, int(os.environ.get("LOCAL_RANK", "0")))
@@ -177,15 +176,13 @@ def main(argv=None, on_step=None) -> int:
         if rank == 0:
             rundir.announce(args, run, corpus, tokens, device, world)
         stop_flag: dict = {}
-        old = stop.install_signal_handlers(stop_flag)
         try:
-            run.train(stop_flag, on_step)
+            with stop.signals_caught(stop_flag):
+                run.train(stop_flag, on_step)
         except Exception:  # e.g. torch.save's "unexpected pos" after an Abort in it
             if stop_flag.get("abort"):
                 raise stop.Abort(stop_flag["abort"]) from None
             raise
-        finally:
-            stop.restore_signal_handlers(old)
         if rank == 0:
             rundir.summary(args, run, valid)
         return 0
@@ -193,28 +190,19 @@ def main(argv=None, on_step=None) -> int:
         return fail(PROG, str(e), 0)
     except stop.Stop as e:
         if rank_world()[0] == 0:
-            print(str(e), file=sys.stderr if e.code == 1 else sys.stdout, flush=True)
+            # a signal or an error is news for the terminal, not output for a pipe
+            print(str(e), file=sys.stdout if e.code == 0 else sys.stderr, flush=True)
         return e.code
     except stop.Abort as e:
         return fail(PROG, f"{e.name} again: stopped at once without saving; "
                     f"{rundir.kept(args.run_dir)}", stop.exit_code(e.name))
-    except KeyboardInterrupt:
-        _clean_up(lock, created)
-        return fail(PROG, "interrupted before training started; nothing was saved", 130)
-    except UsageError as e:
-        _clean_up(lock, created)
-        return fail(PROG, f"error: {e}")
-    except (RunError, DataError, CheckpointError, ValueError) as e:
-        _clean_up(lock, created)
-        return fail(PROG, f"error: {e}", 1)
     except BrokenPipeError:  # `train ... | head -1`: cli/__init__.py says nothing
         raise
-    except OSError as e:  # a full disk, a directory that went away
-        _clean_up(lock, created)
-        what = f"{e.filename}: {e.strerror}" if e.filename else str(e.strerror or e)
-        if e.errno in WRITE_ERRORS:
-            what = "cannot write " + what
-        return fail(PROG, f"error: {what}; {rundir.kept(args.run_dir)}", 1)
+    except (KeyboardInterrupt, UsageError, RunError, DataError, CheckpointError,
+            OSError, ValueError) as e:  # before or outside the loop: unlock, tidy up
+        _release(lock)
+        rundir.remove_created(created)
+        return fail(PROG, *_one_line(e, args.run_dir))
     finally:
         _release(lock)
         if distributed and dist.is_initialized():
@@ -226,10 +214,18 @@ def _release(lock) -> None:
         lock.release()
 
 
-def _clean_up(lock, created: list) -> None:
-    """A run that failed before it trained: unlock, then remove what it made."""
-    _release(lock)
-    rundir.remove_created(created)
+def _one_line(e: BaseException, run_dir) -> tuple[str, int]:
+    """The line and exit status for a run that failed before or outside its loop."""
+    if isinstance(e, KeyboardInterrupt):
+        return "interrupted before training started; nothing was saved", 130
+    if isinstance(e, UsageError):
+        return f"error: {e}", 2
+    if not isinstance(e, OSError):
+        return f"error: {e}", 1
+    what = f"{e.filename}: {e.strerror}" if e.filename else str(e.strerror or e)
+    if e.errno in WRITE_ERRORS:  # a full disk, a directory that went away
+        what = "cannot write " + what
+    return f"error: {what}; {rundir.kept(run_dir)}", 1
 
 
 if __name__ == "__main__":  # python -m txl_mini.cli.train: the same command
