@@ -63,16 +63,56 @@ def test_quick_bench_runs_and_writes_sane_json(tmp_path):
     assert f["ratio"] == pytest.approx(f["peak_long_mib"] / f["peak_short_mib"])
     assert r["threads"] == 1 and r["device"] == "cpu"
     assert "Amdahl" in proc.stdout
-    for name, p in r["profile"].items():  # one profiled training step per model
-        shares = {c: p[c] / p["step_s"] for c in CATEGORIES}
-        assert all(v >= 0 for v in shares.values()), (name, shares)
-        # ops cover most of the step
-        assert 0.5 < sum(shares.values()) <= 1.0, (name, shares)
-        for c in ("linear", "attention", "optimizer"):
-            assert shares[c] > 0.01, (name, c, shares)
-        # backward ops are charged to their forward op: if that failed, the matmuls'
-        # gradients would land in "other"
-        assert shares["other"] < shares["linear"], (name, shares)
+    assert set(r["profile"]) == set(r["train"])  # one profiled training step per model
+    for name, p in r["profile"].items():
+        assert set(p) == set(CATEGORIES) | {"step_s"} and p["step_s"] > 0, (name, p)
+        assert 0 <= sum(p[c] for c in CATEGORIES) <= p["step_s"], (name, p)
+
+
+class _Unit:
+    """A profiler event that weighs one "second", whatever it took: _categorise then
+    counts top-level ops and their backward nodes instead of adding up times."""
+
+    cpu_time_total = 1e6  # microseconds
+
+    def __init__(self, ev):
+        self.ev = ev
+
+    def __getattr__(self, name):
+        return getattr(self.ev, name)
+
+
+@pytest.mark.parametrize("name", ["xl_fast", "xl_readable", "vanilla"])
+def test_profile_charges_backward_ops_to_their_forward_op(name):
+    """How bench --profile splits a training step, checked by counting ops, not by
+    timing them: the profiler times each op by wall clock, so another process on the
+    CPU inflates whichever op it interrupts, and a time-share check ("other" below
+    "linear") once failed on a busy machine. Each nn.Linear's backward (the matmuls
+    of its gradients, their transposes) must be charged to "linear": if the charging
+    by sequence number broke, they would land in "other" and "linear" would count its
+    forward ops only."""
+    from contextlib import nullcontext
+
+    from torch.profiler import ProfilerActivity, profile
+
+    from txl_mini.cli import bench_profile
+    from txl_mini.cli.bench_train import Trainer, train_config, training_models
+
+    cfg = train_config(True)
+    model, _ = training_models(cfg)[name]
+    trainer = Trainer(model, cfg, 4, torch.device("cpu"), nullcontext, False)
+    trainer.step()  # warm-up, as profile_step
+    hooks = bench_profile._label_attention(trainer.model)
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        trainer.step()
+    for h in hooks:
+        h.remove()
+    events = list(prof.events())
+    counts = bench_profile._categorise([_Unit(e) for e in events])
+    forward_linear = sum(e.name == "aten::linear" for e in events)
+    assert forward_linear > 0 and counts["linear"] >= 3 * forward_linear, counts
+    for c in ("attention", "optimizer", "other"):
+        assert counts[c] > 0, (c, counts)
 
 
 @pytest.mark.parametrize("bad", [["--long-segments", "5"], ["--device", "mps"],
