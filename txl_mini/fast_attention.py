@@ -83,7 +83,8 @@ class FastAttention(MultiHeadAttention):
         # key): the plain causal mask, which the kernels skip instead of computing all
         # L x L scores and masking half of them (the vanilla model of Table 9).
         causal = r is None and K == L and not bool(mask[-1, 0])
-        bias = None if causal else ~mask  # (L, K) True where a query may look
+        # (L, K) True where a query may look; with r, the scores below replace it
+        bias = None if causal or r is not None else ~mask
         if r is not None:
             r_pad = F.pad(r, (0, 0, 0, 0, 1, 0)).permute(1, 2, 0)  # (H, D, K+1)
             # Shaw et al. have no u, v: the same products then give terms (a) and (b)
@@ -106,7 +107,8 @@ class FastAttention(MultiHeadAttention):
             out = torch.bmm(prob, values.reshape(H * B, K, D)).view(H, B, L, D)
         else:
             if r is not None:  # (b) + (d) and the mask as one additive bias
-                bias = bias.masked_fill(mask, float("-inf"))  # (H, B, L, K)
+                # in place: bias is a view of bd, made above (no second H*B*L*K copy)
+                bias = bias.masked_fill_(mask, float("-inf"))  # (H, B, L, K)
             out = F.scaled_dot_product_attention(
                 q, k, values, attn_mask=bias, dropout_p=p_drop, is_causal=causal,
                 scale=self.scale,
