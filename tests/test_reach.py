@@ -1,4 +1,4 @@
-"""reach(N, L, M) equals the farthest dependency measured by perturbation (ch. 3)."""
+"""reach(N, L, M) equals the farthest dependency measured by perturbation."""
 
 import doctest
 import math

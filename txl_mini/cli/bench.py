@@ -1,4 +1,4 @@
-"""`python -m txl_mini bench`: training and evaluation speed, FLOP use, memory (ch. 6).
+"""`python -m txl_mini bench`: training and evaluation speed, FLOP use, memory.
 
 One run measures, on one device with the same thread count:
 - training tokens/s of XL with the fast path, with the readable path and of the

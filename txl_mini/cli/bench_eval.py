@@ -1,4 +1,4 @@
-"""Evaluation speed and memory flatness for `python -m txl_mini bench` (ch. 6).
+"""Evaluation speed and memory flatness for `python -m txl_mini bench`.
 
 - seconds per predicted character, XL with memory, with and without the key/value
   cache, vs the vanilla sliding window (the paper's Table 9), through

@@ -1,7 +1,7 @@
 """Where a training step's time goes, by torch.profiler:
 `python -m txl_mini bench --profile`.
 
-The bench's ratios say how fast; this says why (ch. 6). One training step (forward,
+The bench's ratios say how fast; this says why. One training step (forward,
 backward, Adam) of each model is profiled and its time split into (op times are the
 profiler's CPU-side times: wall-clock on this thread, so other processes sharing the CPU
 inflate them):

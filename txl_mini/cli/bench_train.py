@@ -1,5 +1,4 @@
-"""Training throughput and model FLOP utilisation for `python -m txl_mini bench`
-(ch. 6).
+"""Training throughput and model FLOP utilisation for `python -m txl_mini bench`.
 
 - training tokens/s of TransformerXL with the fast path, with the readable path
   (`fast_attn=False`, the code chapters 3-5 render) and of the vanilla baseline of the

@@ -1,4 +1,4 @@
-"""`python -m txl_mini evaluate`: bits per character of a trained checkpoint (ch. 6)."""
+"""`python -m txl_mini evaluate`: bits per character of a trained checkpoint."""
 
 from __future__ import annotations
 

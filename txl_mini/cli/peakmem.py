@@ -1,4 +1,4 @@
-"""Peak memory of a stretch of code, for `python -m txl_mini bench` (ch. 6).
+"""Peak memory of a stretch of code, for `python -m txl_mini bench`.
 
 torch.cuda.max_memory_allocated on CUDA; on a CPU the process's peak resident set
 (VmHWM, reset through /proc/self/clear_refs after malloc_trim at each `reset()`).

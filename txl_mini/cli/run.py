@@ -1,4 +1,4 @@
-"""One training run: checkpoints, exact resume, signals, several processes (ch. 6).
+"""One training run: checkpoints, exact resume, signals, several processes.
 
 `python -m txl_mini train` (cli/train.py) validates its options and builds a `Run`;
 the files it writes are described in cli/rundir.py. Resuming restores all of last.pt,
