@@ -106,7 +106,7 @@ def test_equal_with_mem_len_override_and_ragged_segments(same_length):
 
 
 def test_equal_with_absolute_positions():
-    """Absolute positions (the recurrence chapter's ablation): the cache matches them."""
+    """Absolute positions (the recurrence chapter's ablation): the cache matches."""
     model = make(seg_len=5, mem_len=7, pos_enc="absolute")
     run_both(model, [5] * 5)
 
