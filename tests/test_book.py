@@ -234,6 +234,14 @@ def test_readme_has_the_two_commands():
         shlex.split(cmd)  # well-formed shell words
 
 
+def test_the_cpu_index_hint_comes_before_both_commands():
+    """A reader on Linux who runs the first command they see must have read the CPU
+    wheel hint first: without it pip pulls the CUDA torch (gigabytes)."""
+    hint = _README.find("PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu")
+    first = min(_README.find(f"<!-- ci:{name}") for name in ("build", "test"))
+    assert 0 <= hint < first
+
+
 def test_ci_runs_exactly_the_readme_commands():
     # .ci/run reads the commands from README.md itself; ask it what it would run.
     out = subprocess.run(
