@@ -31,6 +31,7 @@ CONVERTED = {
     "book/04_relative_encoding.ipynb",
     "book/05_relative_memory.ipynb",
     "book/06_efficient_shift.ipynb",
+    "book/07_whole_model.ipynb",
     "book/08_evaluation_speed.ipynb",
     "book/09_recl.ipynb",
     "book/recap.md",

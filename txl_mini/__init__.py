@@ -5,27 +5,27 @@ book's chapters, named by their notebook files book/NN_*.ipynb (NN below);
 tests/test_layout.py checks it against what each notebook imports. Docstrings do not
 repeat it.
 
-  the model, bottom-up                                            chapters (NN)
-    config.py            ModelConfig and its presets              01 03 04 06 07
-    positional.py        sinusoids: R (relative), U (absolute)    04 06 07
-    attention.py         causal mask, rel_shift, terms (a)-(d)    03 04 06
-    fast_attention.py    the same attention fused: kv, attend     06
-    model.py             memory update, block, TransformerXL      01 03 07
+  the model, bottom-up                                               chapters (NN)
+    config.py          ModelConfig and its presets            01 03 04 06 07 08
+    positional.py      sinusoids: R (relative), U (absolute)  04 06 07
+    attention.py       causal mask, rel_shift, terms (a)-(d)  03 04 06
+    fast_attention.py  the same attention fused: kv, attend   06
+    model.py           memory update, block, TransformerXL    01 03 07 08
   using a model
-    text8.py             text8: download, checksum, splits        01 07
-    corpus.py            the offline corpus (words: corpus_words) 01 02 03 04 05 07 08
-    data.py              vocabulary, stream batching, segments    01 02 03 04 05 07 08
-    train.py             the training loop                        01 03 07
-    evaluate.py          bits per character, loss by position     01 02 03 05 07
-    reach.py             the farthest dependency                  03 05 08
-    kv_cache.py          cached keys and values around Block      07
-    sample.py            generation                               07
-    speed.py             evaluation speed (Table 9)               07
-    recl.py              relative effective context length        08
-    checkpoint.py        saving and loading (files.py: atomic)    02 04 05 07 08
-    hf_port.py           names and weights of the HF port         07
+    text8.py           text8: download, checksum, splits      01 07
+    corpus.py          the offline corpus, its word lists     01 02 03 04 05 07 08 09
+    data.py            vocabulary, stream batching, segments  01 02 03 04 05 07 08 09
+    train.py           the training loop                      01 03 07
+    evaluate.py        bits per character, loss by position   01 02 03 05 07
+    reach.py           the farthest dependency                03 05 07 09
+    kv_cache.py        cached keys and values around Block    08
+    sample.py          generation                             08
+    speed.py           evaluation speed (Table 9)             08
+    recl.py            relative effective context length      09
+    checkpoint.py      saving and loading (files.py: atomic)  02 04 05 07 08 09
+    hf_port.py         names and weights of the HF port       07
   tooling (no chapter imports it)
-    cli/                 python -m txl_mini train|evaluate|sample|data|bench
+    cli/               python -m txl_mini train|evaluate|sample|data|bench
 """
 
 from importlib import import_module
