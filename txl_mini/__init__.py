@@ -5,7 +5,7 @@ book's chapters, named by their notebook files book/NN_*.ipynb (NN below);
 tests/test_layout.py checks it against what each notebook imports. Docstrings do not
 repeat it.
 
-  the model, bottom-up                                               chapters (NN)
+  the model, bottom-up                                        chapters (NN)
     config.py          ModelConfig and its presets            01 03 04 06 07 08
     positional.py      sinusoids: R (relative), U (absolute)  04 06 07
     attention.py       causal mask, rel_shift, terms (a)-(d)  03 04 06
