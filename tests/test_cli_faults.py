@@ -302,7 +302,10 @@ def run_dir(tmp_path_factory):
     (["sample", "{d}/r", "--chars", "-1"], 2, "sample: error: --chars must be >= 0"),
     (["sample", "{d}/r", "--top-k", "0"], 2, "sample: error: --top-k must be >= 1"),
     (["data", "offline", "--chars", "2000", "--distances", "64,5000", "--out",
-      "{d}/o.txt"], 1, "data: error: --distances 5000: no name fits that far apart"),
+      "{d}/o.txt"], 2, "data: error: --distances 5000: no name fits that far apart"),
+    # an option's value, like every other command's: exit 2, not 1 (a fresh probe)
+    (["data", "offline", "--chars", "0", "--out", "{d}/o.txt"], 2,
+     "data: error: --chars must be between 1,000 and"),
 ])
 def test_smaller_faults_are_one_clear_line(run_dir, argv, code, line):
     """Item 9: argparse's usage block, 'cannot write to : ...', 'is a directory',

@@ -15,7 +15,7 @@ from ..corpus import make_offline_corpus, write_offline_corpus
 from ..data import MAX_OFFLINE_CHARS, OFFLINE_CHARS, read_text_file
 from ..files import remove_stale_temps
 from ..text8 import TEXT8_CHARS, DataError, load_text8
-from .options import HelpFormatter, Parser, command
+from .options import HelpFormatter, Parser, UsageError, command
 
 # A temporary file of ours untouched this long is dead: a live write renames its own
 # within seconds of creating it (the corpus is generated before the file is opened).
@@ -53,7 +53,7 @@ def _cmd_stats(args: argparse.Namespace) -> None:
 
 def _cmd_offline(args: argparse.Namespace) -> None:
     if not 1000 <= args.chars <= MAX_OFFLINE_CHARS:
-        raise DataError(f"--chars must be between 1,000 and {MAX_OFFLINE_CHARS:,} "
+        raise UsageError(f"--chars must be between 1,000 and {MAX_OFFLINE_CHARS:,} "
                         f"(text8's size), got {args.chars:,}")
     for opt, path in (("--out", args.out), ("--deps-out", args.deps_out)):
         if path is None:
@@ -74,7 +74,7 @@ def _cmd_offline(args: argparse.Namespace) -> None:
     planted = {x.distance for x in corpus.deps}
     empty = [d for d in corpus.distances if d not in planted]
     if empty:  # before anything is written
-        raise DataError(f"--distances {empty[0]}: no name fits that far apart in "
+        raise UsageError(f"--distances {empty[0]}: no name fits that far apart in "
                         f"{args.chars:,} characters; lower it or raise --chars")
     write_offline_corpus(corpus, args.out, deps_path=args.deps_out)
     print(f"wrote {len(corpus.text):,} chars of corpus '{corpus.name}' "
