@@ -184,7 +184,8 @@ def test_bench_checks_everything_before_it_starts(tmp_path, cli, args, words):
 def test_data_refuses_unbounded_work(tmp_path, cli):
     """Item 15: no endless memory for a huge corpus or /dev/zero."""
     res = cli("data", "offline", "--chars", "1000000000000", "--out", tmp_path / "x")
-    assert res.returncode == 1 and "--chars must be between" in res.stderr
+    # an option's value out of range: a usage error, exit 2 like every command's
+    assert res.returncode == 2 and "--chars must be between" in res.stderr
     res = cli("data", "stats", "/dev/zero")
     assert res.returncode == 1 and "not a regular file" in res.stderr
 

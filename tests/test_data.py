@@ -345,7 +345,7 @@ def test_cli_in_process(tmp_path, capsys):
     assert main(["stats", str(tmp_path / "nope")]) == 1
     bad = tmp_path / "x"
     assert main(["offline", "--chars", "100", "--distances", "8",
-                 "--out", str(bad)]) == 1
+                 "--out", str(bad)]) == 2  # a bad option value: usage, exit 2
     err = capsys.readouterr().err
     assert err.count("error:") == 2 and "Traceback" not in err and not bad.exists()
     with pytest.raises(SystemExit) as ex:  # argparse: usage error, exit status 2
