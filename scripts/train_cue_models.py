@@ -27,15 +27,14 @@ import torch
 
 from txl_mini.checkpoint import save_checkpoint
 from txl_mini.config import ModelConfig, preset
-from txl_mini.corpus import make_offline_corpus
+from txl_mini.corpus import BOOK_CORPORA, make_offline_corpus
 from txl_mini.data import CharVocab, batchify, segment_at
 from txl_mini.model import TransformerXL, VanillaTransformer
 from txl_mini.train import TrainConfig, train_steps
 
 # The cue sits exactly this many characters before each dependent character.
-DISTANCE = 24
-CORPUS = dict(n_chars=1_000_000, seed=0, distances=DISTANCE, gap=(1, 6),
-              names="letters", name_len=(8, 12))
+CORPUS = BOOK_CORPORA["cue"]  # the settings live in txl_mini.corpus (`--corpus cue`)
+DISTANCE = CORPUS["distances"]  # 24
 
 
 def model_config(kind: str) -> ModelConfig:
@@ -98,11 +97,10 @@ def main(argv=None) -> int:
                   f"{dep_sum / max(dep_n, 1):.3f} nats, "
                   f"{time.process_time() - t0:.0f} s CPU", flush=True)
             dep_sum = dep_n = 0.0
-            # Plain types only, so that torch.load(..., weights_only=True) reads
-            # it back.
-            corpus = {k: list(v) if isinstance(v, tuple) else v
-                      for k, v in CORPUS.items()}
-            meta = dict(kind=a.kind, train=asdict(tc), corpus=corpus, step=step + 1,
+            # BOOK_CORPORA holds plain types only (lists, not tuples), so that
+            # torch.load(..., weights_only=True) reads the record back.
+            meta = dict(kind=a.kind, train=asdict(tc), corpus=dict(CORPUS),
+                        step=step + 1,
                         command=" ".join(["python"] + sys.argv), commit=git_commit(),
                         torch=str(torch.__version__))
             save_checkpoint(path, model, meta)  # atomic; load with load_checkpoint

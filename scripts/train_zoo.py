@@ -36,22 +36,22 @@ import torch
 
 from txl_mini.checkpoint import save_checkpoint
 from txl_mini.config import preset
-from txl_mini.corpus import make_offline_corpus
+from txl_mini.corpus import BOOK_CORPORA, make_offline_corpus
 from txl_mini.data import CharVocab
 from txl_mini.evaluate import evaluate_segments
 from txl_mini.model import TransformerXL, VanillaTransformer
 from txl_mini.train import TrainConfig, train_steps
 
 SMALL = dict(n_head=4, d_head=16, d_model=64, d_inner=256, dropout=0.0)
-# The cue corpus of chapters 2 and 4 (scripts/train_cue_models.py): random-letter
-# names of 8-12 letters, each repeated exactly 24 characters later. A name inside the
-# segment (k >= 23) teaches copying; from the memory it is the same skill, further back.
-CUE = dict(n_chars=1_000_000, seed=0, distances=24, gap=[1, 6], names="letters",
-           name_len=[8, 12])
-# Chapter 6's corpus: syllable names repeated 32, 64 or 96 characters later, in text
-# of made-up words; 2M characters, so that 16,000 steps are ~5 passes, not ~20.
-NAMES = dict(n_chars=2_000_000, seed=0, distances=[32, 64, 96], gap=[5, 40])
-# Chapter 7 measures RECL on the models of chapter 4.
+# The cue corpus of the fragmentation and relative-memory chapters (and of
+# scripts/train_cue_models.py): random-letter names of 8-12 letters, each repeated
+# exactly 24 characters later. A name inside the segment (k >= 23) teaches copying;
+# from the memory it is the same skill, further back.
+CUE = BOOK_CORPORA["cue"]  # the settings live in txl_mini.corpus (`--corpus cue`)
+# The whole-model chapter's corpus: syllable names repeated 32, 64 or 96 characters
+# later, in text of made-up words; 2M characters, so that 16,000 steps are ~5 passes.
+NAMES = BOOK_CORPORA["names"]  # `--corpus names`
+# The RECL chapter measures RECL on the models of group ch4 (relative memory).
 GROUPS = {
     "ch4": dict(corpus=CUE, steps=32000, sweep_steps=4000,
                 variants=["vanilla", "rel0", "shaw", "absmem", "xl"],
@@ -59,7 +59,8 @@ GROUPS = {
     # 3 layers of C = 128 and 8 heads: at C = 64 and 4 heads no model learned to copy
     # the planted names in 16,000 steps; at this width XL copies those at d = 32 (one
     # memory back). The vanilla model gets 64 more feed-forward units per layer, which
-    # matches XL's W_kR, u and v to within 64 parameters (chapter 6, solution 3)
+    # matches XL's W_kR, u and v to within 64 parameters (an exercise of the whole-model
+    # chapter)
     # vanilla64 (issue 29): the vanilla control with XL's whole context, L = M + L = 64
     # (same d_inner 576; sinusoid positions have no parameters, so its count does not
     # depend on L). It trains on segments of 64 with the same batch of 16 streams and
@@ -72,10 +73,11 @@ GROUPS = {
                 variants=["vanilla", "rel0", "xl", "vanilla64"],
                 cfg=preset("book", n_layer=3, seg_len=32, mem_len=32, n_head=8,
                            d_head=16, d_model=128, d_inner=512, dropout=0.0)),
-    # The first ch6 group (commit e3675a2), kept so that chapter 6 can report the width
-    # where no model copied (issue 29): C = 64, 4 heads, vanilla d_inner 288 (163,323
-    # parameters against XL's 163,355). Its checkpoints were trained as group "ch6"
-    # and republished under this name, weights and records unchanged.
+    # The first ch6 group (commit e3675a2), kept so that the whole-model chapter can
+    # report the width where no model copied (issue 29): C = 64, 4 heads, vanilla
+    # d_inner 288 (163,323 parameters against XL's 163,355). Its checkpoints were
+    # trained as group "ch6" and republished under this name, weights and records
+    # unchanged.
     "ch6c64": dict(corpus=NAMES, steps=16000, sweep_steps=4000, vanilla_d_inner=288,
                    variants=["vanilla", "rel0", "xl"],
                    cfg=preset("book", n_layer=3, seg_len=32, mem_len=32, **SMALL)),
@@ -90,7 +92,7 @@ CURVE_POINTS = 12  # validation bpc this many times per run
 
 
 def build(group: str, variant: str):
-    """The model of `variant` in `group` (chapter 4's table of switches)."""
+    """The model of `variant` in `group` (the relative-memory chapter's switches)."""
     cfg = GROUPS[group]["cfg"]
     if variant.startswith("vanilla"):  # absolute positions, no memory
         d_inner = GROUPS[group].get("vanilla_d_inner", cfg.d_inner)
