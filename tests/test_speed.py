@@ -47,6 +47,9 @@ def test_rows_have_the_documented_structure(rows):
     table = format_table(rows).splitlines()
     assert (len(table) == 3 and "speed-up" in table[0]
             and table[2].split()[0] == "512")
+    # 'of count': the measured speed-up over the counted FLOP ratio, per length
+    for line, r in zip(table[1:], rows):
+        assert line.split()[6] == f"{r['speedup'] / r['flop_ratio']:.2f}"
     assert eval_speed(preset("tiny"), [8], n_predict=8, n_windows=1,
                       cache=False)[0]["xl_cache_s_per_char"] is None
 

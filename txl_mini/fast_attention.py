@@ -50,8 +50,7 @@ class FastAttention(MultiHeadAttention):
         """h (B, L, C), mem (B, M, C), R (K, C) or None, mask (L, K) -> (B, L, C)."""
         K = mem.shape[1] + h.shape[1]
         k, values = self.kv(torch.cat([mem, h], dim=1))  # (H, B, K, D) each
-        r = self.position_keys(R, K)  # (K, H, D): W_kr R, Shaw's rows, or None
-        return self.attend(self.queries(h), k, values, r, mask)
+        return self.attend(self.queries(h), k, values, self.rel_keys(R, K), mask)
 
     def kv(self, x):
         """Keys W_{k,E} x and values W_v x of states x (B, N, C): (H, B, N, D) each.
@@ -64,6 +63,17 @@ class FastAttention(MultiHeadAttention):
         kv = kv.permute(2, 3, 0, 1, 4)  # (2, H, B, N, D), a view
         return kv[0], kv[1]
 
+    def rel_keys(self, R, K):
+        """The position keys as `attend` takes them: (H, K+1, D), or None (absolute).
+
+        `position_keys` (W_kr R or Shaw's rows, distances K-1 ... 0) head-first, like
+        the keys, with a zero row in front: rel_shift's pad, moved before the product.
+        """
+        r = self.position_keys(R, K)  # (K, H, D) or None
+        if r is None:
+            return None
+        return F.pad(r, (0, 0, 0, 0, 1, 0)).transpose(0, 1).contiguous()  # (H, K+1, D)
+
     def queries(self, h):
         """Queries W_q h of the segment h (B, L, C): (H, B, L, D), a view."""
         B, L, _ = h.shape
@@ -72,9 +82,10 @@ class FastAttention(MultiHeadAttention):
     def attend(self, q, k, values, r, mask):
         """Attention of q (H, B, L, D) over k, values (H, B, K, D) -> (B, L, C).
 
-        r (K, H, D): position keys in R's row order (distances K-1 ... 0), or None for
-        absolute positions (they are inside q and k already). mask (L, K), True where
-        a query may not look.
+        r (H, K+1, D): position keys for distances K, K-1, ... 0 (`rel_keys`), or None
+        for absolute positions (they are inside q and k already). Row 0 is rel_shift's
+        pad: the shift puts it only on each query's first future key, which the mask
+        hides, so any finite row will do. mask (L, K), True where a query may not look.
         """
         H, B, L, D = q.shape
         K = k.shape[2]
@@ -86,13 +97,12 @@ class FastAttention(MultiHeadAttention):
         # (L, K) True where a query may look; with r, the scores below replace it
         bias = None if causal or r is not None else ~mask
         if r is not None:
-            r_pad = F.pad(r, (0, 0, 0, 0, 1, 0)).permute(1, 2, 0)  # (H, D, K+1)
             # Shaw et al. have no u, v: the same products then give terms (a) and (b)
             qv = q
             if self.relative:  # u, v (H, D): per head, the same for every query
                 q, qv = q + self.u[:, None, None], q + self.v[:, None, None]
             qv = (qv * self.scale).reshape(H, B * L, D)
-            bd = torch.bmm(qv, r_pad)  # (H, B*L, K+1): column 0 is rel_shift's pad
+            bd = torch.bmm(qv, r.transpose(1, 2))  # (H, B*L, K+1): column 0, the pad
             bias = bd.view(H, B, K + 1, L)[:, :, 1:].view(H, B, L, K)  # rel_shift
         if r is not None and self.training and q.device.type == "cpu":
             # by mode, not by numbers: the same either way
@@ -107,8 +117,10 @@ class FastAttention(MultiHeadAttention):
             out = torch.bmm(prob, values.reshape(H * B, K, D)).view(H, B, L, D)
         else:
             if r is not None:  # (b) + (d) and the mask as one additive bias
-                # in place: bias is a view of bd, made above (no second H*B*L*K copy)
-                bias = bias.masked_fill_(mask, float("-inf"))  # (H, B, L, K)
+                # in place: bias is a view of bd, made above (no second H*B*L*K copy);
+                # adding an (L, K) table of -inf / 0 is several times faster than a
+                # masked_fill_ that broadcasts the bool mask over H * B (measured)
+                bias = bias.add_(torch.where(mask, float("-inf"), 0.0))  # (H, B, L, K)
             out = F.scaled_dot_product_attention(
                 q, k, values, attn_mask=bias, dropout_p=p_drop, is_causal=causal,
                 scale=self.scale,

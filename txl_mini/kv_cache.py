@@ -25,8 +25,8 @@ from .model import TransformerXL, VanillaTransformer
 class KVCache:
     """Per layer, what the next segment needs of the remembered states (one model,
     one batch of streams). keys[i], values[i]: (H, B, M, D), W_{k,E} m and W_v m of
-    layer i's last M input states m (pre-LN: of LN(m)). pos_keys[i]: (P, H, D), the
-    position keys for distances P-1 ... 0, made with clamp_len `pos_clamp`."""
+    layer i's last M input states m (pre-LN: of LN(m)). pos_keys[i]: (H, P+1, D),
+    `rel_keys` for distances P ... 0, made with clamp_len `pos_clamp`."""
 
     keys: list
     values: list
@@ -56,18 +56,19 @@ def _check(model) -> None:
 
 
 def _pos_keys(model, cache: KVCache, K: int, want: int, clamp_len: int, h) -> list:
-    """Per layer the position keys for distances K-1 ... 0: (K, H, D) views, or None.
+    """Per layer `attend`'s position keys for K keys: (H, K+1, D) views, or None.
 
-    Row p encodes distance P-1-p, so K keys read the table's LAST K rows. Rebuilt
-    only when K outgrows it (then for `want` >= K rows) or the clamp changes."""
+    Row p is distance P-p: K keys read the LAST K+1 rows, whose first (rel_shift's pad,
+    which meets only masked entries) is distance K's key unless K = P. Rebuilt only
+    when K outgrows the table (then for `want` >= K keys) or the clamp changes."""
     if model.cfg.pos_enc == "absolute":  # positions are inside the keys already
         return [None] * len(model.blocks)
     table = cache.pos_keys
-    if not table or table[0].shape[0] < K or cache.pos_clamp != clamp_len:
+    if not table or table[0].shape[1] <= K or cache.pos_clamp != clamp_len:
         R = model.position_table(want, clamp_len, h)  # (P, C); None for Shaw's rows
-        table[:] = [b.attn.position_keys(R, want) for b in model.blocks]
+        table[:] = [FastAttention.rel_keys(b.attn, R, want) for b in model.blocks]
         cache.pos_clamp = clamp_len
-    return [t[t.shape[0] - K:] for t in table]  # (K, H, D) views
+    return [t[:, t.shape[1] - K - 1:] for t in table]  # (H, K+1, D) views
 
 
 def _trim(x: torch.Tensor, mem_len: int) -> torch.Tensor:

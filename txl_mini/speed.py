@@ -210,14 +210,16 @@ def eval_speed(cfg: ModelConfig, attn_lens: Iterable[int], *, batch_size: int = 
 
 
 def format_table(rows: list[dict]) -> str:
-    """The rows of eval_speed as a text table (python -m txl_mini bench)."""
+    """The rows of eval_speed as a text table (python -m txl_mini bench); 'of count'
+    is speed-up / FLOP ratio, how close the faster XL path gets to its count."""
     lines = [f"{'attn len':>8}{'XL ms/char':>12}{'+ cache':>9}{'vanilla ms/char':>17}"
-             f"{'speed-up':>10}{'FLOP ratio':>12}{'paper':>7}"]
+             f"{'speed-up':>10}{'FLOP ratio':>12}{'of count':>10}{'paper':>7}"]
     for r in rows:
         c = r["xl_cache_s_per_char"]
         paper = f"{r['paper_speedup']:,}x" if r["paper_speedup"] else "-"
         lines.append(f"{r['attn_len']:>8}{1e3 * r['xl_s_per_char']:>12.4f}"
                      + (f"{1e3 * c:>9.4f}" if c is not None else f"{'-':>9}")
                      + f"{1e3 * r['vanilla_s_per_char']:>17.3f}{r['speedup']:>9.0f}x"
-                     f"{r['flop_ratio']:>11.0f}x{paper:>7}")
+                     f"{r['flop_ratio']:>11.0f}x{r['speedup'] / r['flop_ratio']:>10.2f}"
+                     f"{paper:>7}")
     return "\n".join(lines)
