@@ -1,19 +1,13 @@
 """`python -m txl_mini bench`: training and evaluation speed, FLOP use, memory.
 
-One run measures, on one device with the same thread count:
-- training tokens/s of XL with the fast path, with the readable path and of the
-  vanilla baseline of the same size, interleaved, and the ratios between them
-  (`txl_mini.cli.bench_train`);
-- model FLOP utilisation (MFU): achieved training FLOP/s / FLOP/s of a large square
-  matmul timed in the same run, once by wall-clock time and once by this process's CPU
-  time (`bench_train.train_flops_per_token` counts the FLOPs: matmuls only, 2 per
-  multiply-add, backward = 2x forward);
-- seconds per predicted character, XL with memory vs the vanilla sliding window (the
-  paper's Table 9), through `txl_mini.speed.eval_speed`, the one implementation chapter
-  6 also uses, and memory flatness: peak memory after 2,000 evaluated segments vs after
-  20 (`txl_mini.cli.bench_eval`);
-- peak memory of every measurement (`txl_mini.cli.peakmem`).
-This module holds the command line and the printed table.
+One run measures, on one device with the same thread count: training tokens/s and
+model FLOP utilisation (MFU, by wall-clock and by CPU time) of XL with the fast path,
+with the readable path and of the vanilla baseline, and the ratios between them
+(`txl_mini.cli.bench_train`, whose `train_flops_per_token` counts the FLOPs);
+seconds per predicted character, XL with memory vs the vanilla sliding window (the
+paper's Table 9), and memory flatness (`txl_mini.cli.bench_eval`); with --profile,
+where a training step's time goes (`txl_mini.cli.bench_profile`); and the peak memory
+of every measurement. This module holds the command line and the printed table.
 """
 
 from __future__ import annotations
@@ -124,7 +118,6 @@ def main(argv=None) -> int:
 
 
 def run_bench(args, device: torch.device) -> dict:
-    torch.set_num_threads(args.threads)
     amp_dtype = torch.bfloat16 if device.type == "cuda" else None  # autocast on CUDA
 
     def amp():
