@@ -27,7 +27,6 @@ from .bench_eval import EVAL_LENS, bench_eval, format_eval, memory_flatness
 from .bench_profile import format_profile, profile_step
 from .bench_train import bench_training, matmul_flops, train_config
 from .options import (
-    HelpFormatter,
     Parser,
     UsageError,
     check_at_least,
@@ -42,22 +41,18 @@ PROG = "python -m txl_mini bench"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = Parser(prog=PROG, description=__doc__.splitlines()[0],
-                                 formatter_class=HelpFormatter)
+    ap = Parser(prog=PROG, description=__doc__.splitlines()[0])
     add = ap.add_argument
     add("--quick", action="store_true", help="small smoke run (< 60 s on a CPU)")
     add("--json", metavar="PATH", help="also write the results as JSON here")
-    add("--device", default=None,
-        help="cpu or cuda (default: cuda if available, else cpu)")
+    add("--device", help="cpu or cuda (default: cuda if available, else cpu)")
     add("--threads", type=int, default=1, help="torch CPU threads")
     add("--batch", type=int, default=16, help="training batch size")
     add("--eval-batch", type=int, default=1,
         help="evaluation batch size, the same for XL and the vanilla window")
-    add("--rounds", type=int, default=None,
-        help="interleaved timing rounds (default: 5; --quick: 2)")
-    add("--steps", type=int, default=None,
-        help="training steps per round (default: 3; --quick: 2)")
-    add("--max-attn-len", type=int, default=None,
+    add("--rounds", type=int, help="interleaved timing rounds (default: 5; --quick: 2)")
+    add("--steps", type=int, help="training steps per round (default: 3; --quick: 2)")
+    add("--max-attn-len", type=int,
         help="longest evaluation attention length (default: 3800; --quick: 1024)")
     add("--no-paper-shape", action="store_true",
         help="skip Table 9 at the paper's model shape (skipped by --quick)")
