@@ -149,6 +149,9 @@ def main(argv=None, on_step=None) -> int:
         if args.pause_at is not None and args.pause_at <= at:
             raise UsageError(f"--pause-at {args.pause_at}: the run is already at "
                              f"step {at}")
+        if not (args.resume or args.run_dir or args.out):
+            raise UsageError("give --run-dir DIR (where checkpoints and metrics go)")
+        args.run_dir = args.resume or args.run_dir or os.path.splitext(args.out)[0]
         refused = None
         if rank == 0:
             try:
@@ -157,7 +160,6 @@ def main(argv=None, on_step=None) -> int:
                 refused = e
         if any_rank(refused is not None, device):  # all ranks stop together
             raise refused or RunError("rank 0 refused the run directory")
-        args.run_dir = args.resume or args.run_dir or os.path.splitext(args.out)[0]
         tokens, valid, corpus = load_corpus(args, cfg, PROG)
         if saved and saved["corpus"]["sha1"] != corpus["sha1"]:
             raise RunError(
@@ -167,7 +169,7 @@ def main(argv=None, on_step=None) -> int:
                          warmup=args.warmup, clip=args.clip, seed=args.seed)
         if args.overwrite and not args.resume and rank == 0:
             rundir.clear_run_dir(args.run_dir)
-        run = Run(args, cfg, tc, tokens, valid, corpus, device, args.vanilla, last)
+        run = Run(args, cfg, tc, tokens, valid, corpus, device, last)
         if rank == 0:
             rundir.announce(args, run, corpus, tokens, device, world)
         stop_flag: dict = {}
