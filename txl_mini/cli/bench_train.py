@@ -36,17 +36,16 @@ class PeakMemory:
         self.device, self.cuda = device, device.type == "cuda"
 
     def reset(self) -> None:
-        if not self.cuda:  # hand freed memory back first, so that RSS is what is in use
-            try:
-                ctypes.CDLL("libc.so.6").malloc_trim(0)
-            except (OSError, AttributeError):
-                pass  # not glibc: the RSS peaks then include freed memory it kept
-        # what was already in use: peak - base is this stretch's rise
-        self.base = (torch.cuda.memory_allocated(self.device) / 2**20 if self.cuda
-                     else _proc_status("VmRSS:"))
+        # self.base: what was already in use; peak - base is this stretch's rise
         if self.cuda:
+            self.base = torch.cuda.memory_allocated(self.device) / 2**20
             torch.cuda.reset_peak_memory_stats(self.device)
             return
+        try:  # hand freed memory back first, so that RSS is what is in use
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
+        except (OSError, AttributeError):
+            pass  # not glibc: the RSS peaks then include freed memory it kept
+        self.base = _proc_status("VmRSS:")
         try:
             with open("/proc/self/clear_refs", "w") as f:
                 f.write("5")  # resets VmHWM to the current RSS (Linux)
