@@ -22,14 +22,15 @@ USAGE = "usage: python -m txl_mini <command> [options]   (--help after a command
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
-        out = sys.stdout if argv and argv[0] in ("-h", "--help") else sys.stderr
-        if argv and argv[0] not in ("-h", "--help"):
+    if not argv or argv[0] not in COMMANDS:
+        helped = bool(argv) and argv[0] in ("-h", "--help")  # else: usage, exit 2
+        out = sys.stdout if helped else sys.stderr
+        if argv and not helped:
             print(f"python -m txl_mini: unknown command {argv[0]!r}", file=out)
         print(USAGE + "\n\ncommands:", file=out)
         for name, what in COMMANDS.items():
             print(f"  {name:<9} {what}", file=out)
-        return 0 if out is sys.stdout else 2
+        return 0 if helped else 2
     try:
         code = import_module(f"{__name__}.{argv[0]}").main(argv[1:])
         sys.stdout.flush()  # a closed pipe shows here, not at Python's exit

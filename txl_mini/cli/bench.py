@@ -1,19 +1,13 @@
 """`python -m txl_mini bench`: training and evaluation speed, FLOP use, memory.
 
-One run measures, on one device with the same thread count:
-- training tokens/s of XL with the fast path, with the readable path and of the
-  vanilla baseline of the same size, interleaved, and the ratios between them
-  (`txl_mini.cli.bench_train`);
-- model FLOP utilisation (MFU): achieved training FLOP/s / FLOP/s of a large square
-  matmul timed in the same run, once by wall-clock time and once by this process's CPU
-  time (`bench_train.train_flops_per_token` counts the FLOPs: matmuls only, 2 per
-  multiply-add, backward = 2x forward);
-- seconds per predicted character, XL with memory vs the vanilla sliding window (the
-  paper's Table 9), through `txl_mini.speed.eval_speed`, the one implementation chapter
-  6 also uses, and memory flatness: peak memory after 2,000 evaluated segments vs after
-  20 (`txl_mini.cli.bench_eval`);
-- peak memory of every measurement (`txl_mini.cli.peakmem`).
-This module holds the command line and the printed table.
+One run measures, on one device with the same thread count: training tokens/s and
+model FLOP utilisation (MFU, by wall-clock and by CPU time) of XL with the fast path,
+with the readable path and of the vanilla baseline, and the ratios between them
+(`txl_mini.cli.bench_train`, whose `train_flops_per_token` counts the FLOPs);
+seconds per predicted character, XL with memory vs the vanilla sliding window (the
+paper's Table 9), and memory flatness (`txl_mini.cli.bench_eval`); with --profile,
+where a training step's time goes (`txl_mini.cli.bench_profile`); and the peak memory
+of every measurement. This module holds the command line and the printed table.
 """
 
 from __future__ import annotations
@@ -33,7 +27,6 @@ from .bench_eval import EVAL_LENS, bench_eval, format_eval, memory_flatness
 from .bench_profile import format_profile, profile_step
 from .bench_train import bench_training, matmul_flops, train_config
 from .options import (
-    HelpFormatter,
     Parser,
     UsageError,
     check_at_least,
@@ -48,22 +41,18 @@ PROG = "python -m txl_mini bench"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = Parser(prog=PROG, description=__doc__.splitlines()[0],
-                                 formatter_class=HelpFormatter)
+    ap = Parser(prog=PROG, description=__doc__.splitlines()[0])
     add = ap.add_argument
     add("--quick", action="store_true", help="small smoke run (< 60 s on a CPU)")
     add("--json", metavar="PATH", help="also write the results as JSON here")
-    add("--device", default=None,
-        help="cpu or cuda (default: cuda if available, else cpu)")
+    add("--device", help="cpu or cuda (default: cuda if available, else cpu)")
     add("--threads", type=int, default=1, help="torch CPU threads")
     add("--batch", type=int, default=16, help="training batch size")
     add("--eval-batch", type=int, default=1,
         help="evaluation batch size, the same for XL and the vanilla window")
-    add("--rounds", type=int, default=None,
-        help="interleaved timing rounds (default: 5; --quick: 2)")
-    add("--steps", type=int, default=None,
-        help="training steps per round (default: 3; --quick: 2)")
-    add("--max-attn-len", type=int, default=None,
+    add("--rounds", type=int, help="interleaved timing rounds (default: 5; --quick: 2)")
+    add("--steps", type=int, help="training steps per round (default: 3; --quick: 2)")
+    add("--max-attn-len", type=int,
         help="longest evaluation attention length (default: 3800; --quick: 1024)")
     add("--no-paper-shape", action="store_true",
         help="skip Table 9 at the paper's model shape (skipped by --quick)")
@@ -124,7 +113,6 @@ def main(argv=None) -> int:
 
 
 def run_bench(args, device: torch.device) -> dict:
-    torch.set_num_threads(args.threads)
     amp_dtype = torch.bfloat16 if device.type == "cuda" else None  # autocast on CUDA
 
     def amp():

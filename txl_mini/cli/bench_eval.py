@@ -18,7 +18,7 @@ from tqdm import tqdm
 from ..config import ModelConfig, preset
 from ..model import TransformerXL
 from ..speed import eval_speed, format_table, synchronize  # chapter 6's Table 9
-from .peakmem import PeakMemory
+from .bench_train import PeakMemory
 
 EVAL_LENS = (128, 512, 800, 1800, 2800, 3800)
 # shape: (preset, XL segment length; None = the preset's), n_predict, n_windows
@@ -66,7 +66,7 @@ def bench_eval(lens, device, amp_dtype, quick, progress, batch=1, shape="book"):
                          n_windows=2 if quick else n_windows, device=device,
                          amp_dtype=amp_dtype)[0]
         row.update(shape=shape, preset=name, peak_mem_mib=mem.peak_mib(),
-                   peak_rise_mib=mem.peak_mib() - mem.base)
+                   peak_rise_mib=mem.rise_mib())
         rows.append(row)
     return rows
 

@@ -114,8 +114,7 @@ def profile_step(cfg, batch: int, device, progress: bool = False) -> dict:
                                  disable=not progress):
         # no autocast on a CPU
         tr = Trainer(model, cfg, batch, device, nullcontext, False)
-        for _ in range(2):
-            tr.step()
+        tr.step(2)
         hooks = _label_attention(tr.model)
         with profile(activities=[ProfilerActivity.CPU]) as prof:
             tr.step()

@@ -7,11 +7,16 @@
 - the FLOPs of a training step (`train_flops_per_token`) and the practical ceiling they
   are divided by (`matmul_flops`, a large square matmul timed in the same run), both per
   wall-clock second and per CPU second of this process (which other processes sharing
-  the CPU inflate much less).
+  the CPU inflate much less);
+- peak memory of a stretch of code (`PeakMemory`, which the evaluation timings use too):
+  torch.cuda.max_memory_allocated on CUDA; on a CPU the process's peak resident set
+  (VmHWM, reset through /proc/self/clear_refs after malloc_trim at each `reset()`).
+  "rise" is the peak minus what was in use when the measurement began.
 """
 
 from __future__ import annotations
 
+import ctypes
 import statistics
 import time
 
@@ -22,7 +27,50 @@ from ..config import ModelConfig
 from ..model import TransformerXL, VanillaTransformer
 from ..speed import synchronize
 from ..train import train_step
-from .peakmem import PeakMemory
+
+
+class PeakMemory:
+    """Peak memory of a stretch of code, in MiB, from `reset()` on."""
+
+    def __init__(self, device: torch.device):
+        self.device, self.cuda = device, device.type == "cuda"
+
+    def reset(self) -> None:
+        # self.base: what was already in use; peak - base is this stretch's rise
+        if self.cuda:
+            self.base = torch.cuda.memory_allocated(self.device) / 2**20
+            torch.cuda.reset_peak_memory_stats(self.device)
+            return
+        try:  # hand freed memory back first, so that RSS is what is in use
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
+        except (OSError, AttributeError):
+            pass  # not glibc: the RSS peaks then include freed memory it kept
+        self.base = _proc_status("VmRSS:")
+        try:
+            with open("/proc/self/clear_refs", "w") as f:
+                f.write("5")  # resets VmHWM to the current RSS (Linux)
+        except OSError:
+            pass
+
+    def peak_mib(self) -> float:
+        if self.cuda:
+            return torch.cuda.max_memory_allocated(self.device) / 2**20
+        return _proc_status("VmHWM:")
+
+    def rise_mib(self) -> float:
+        return self.peak_mib() - self.base
+
+
+def _proc_status(field: str) -> float:
+    """A memory line of /proc/self/status in MiB; NaN where there is none."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
 
 
 def train_config(quick: bool) -> ModelConfig:
@@ -59,20 +107,24 @@ def train_flops_per_token(cfg: ModelConfig, xl: bool, batch: int) -> float:
     return 3 * (cfg.n_layer * layer + 2 * C * V)
 
 
+def timed(fn, device: torch.device) -> tuple[float, float]:
+    """(wall-clock seconds, CPU seconds of this process) of fn(), CUDA synchronised."""
+    synchronize(device)
+    t, c = time.perf_counter(), time.process_time()
+    fn()
+    synchronize(device)
+    return time.perf_counter() - t, time.process_time() - c
+
+
 def matmul_flops(device: torch.device, n: int, reps: int) -> tuple[float, float]:
     """FLOP/s of an n x n @ n x n float32 matmul, the practical ceiling: (per wall-clock
     second, per CPU second of this process), each the best of `reps` calls."""
     a = torch.randn(n, n, device=device)
     b = torch.randn(n, n, device=device)
-    best, best_cpu = float("inf"), float("inf")
-    for _ in range(reps + 1):  # the first call warms up
-        synchronize(device)
-        t, c = time.perf_counter(), time.process_time()
-        torch.mm(a, b)
-        synchronize(device)
-        best = min(best, time.perf_counter() - t)
-        best_cpu = min(best_cpu, time.process_time() - c)
-    return 2 * n**3 / best, 2 * n**3 / max(best_cpu, 1e-9)
+    times = [timed(lambda: torch.mm(a, b), device)
+             for _ in range(reps + 1)]  # the first call warms up
+    wall, cpu = (min(x) for x in zip(*times))
+    return 2 * n**3 / wall, 2 * n**3 / max(cpu, 1e-9)
 
 
 class Trainer:
@@ -88,11 +140,12 @@ class Trainer:
         self.x = torch.randint(0, cfg.vocab_size, (batch, cfg.seg_len + 1),
                                device=device)
 
-    def step(self):
-        """One update through the training loop's own train_step (chapter 6)."""
-        out = train_step(self.fn, self.opt, self.x[:, :-1], self.x[:, 1:], self.mems,
-                         lr=1e-4, clip=0.25, autocast=self.amp())
-        self.mems = out.mems or None
+    def step(self, n: int = 1):
+        """n updates through the training loop's own train_step (chapter 6)."""
+        for _ in range(n):
+            out = train_step(self.fn, self.opt, self.x[:, :-1], self.x[:, 1:],
+                             self.mems, lr=1e-4, clip=0.25, autocast=self.amp())
+            self.mems = out.mems or None
 
 
 def training_models(cfg: ModelConfig) -> dict:
@@ -112,36 +165,29 @@ def bench_training(cfg, batch, device, rounds, steps, amp, compile_, progress):
     trainers = {k: Trainer(m, cfg, batch, device, amp, compile_)
                 for k, (m, _) in models.items()}
     mem = PeakMemory(device)
-    rates = {k: [] for k in trainers}  # tokens per wall-clock second
-    cpu_rates = {k: [] for k in trainers}  # tokens per CPU second of this process
-    peaks = {k: 0.0 for k in trainers}
-    rises = {k: 0.0 for k in trainers}
     for tr in trainers.values():  # warm-up (fills the memory, compiles)
-        for _ in range(2):
-            tr.step()
+        tr.step(2)
+    # per model and round: tokens per wall-clock second, tokens per CPU second of
+    # this process, peak memory, its rise
+    rounds_of = {k: [] for k in trainers}
+    tokens = steps * batch * cfg.seg_len
     bar = tqdm(total=rounds * len(trainers), desc="training", disable=not progress)
     for _ in range(rounds):
         for name, tr in trainers.items():
             mem.reset()
-            synchronize(device)
-            t, c = time.perf_counter(), time.process_time()
-            for _ in range(steps):
-                tr.step()
-            synchronize(device)
-            rates[name].append(steps * batch * cfg.seg_len / (time.perf_counter() - t))
-            cpu_rates[name].append(steps * batch * cfg.seg_len
-                                   / (time.process_time() - c))
-            peaks[name] = max(peaks[name], mem.peak_mib())
-            rises[name] = max(rises[name], mem.peak_mib() - mem.base)
+            wall, cpu = timed(lambda: tr.step(steps), device)
+            rounds_of[name].append((tokens / wall, tokens / cpu, mem.peak_mib(),
+                                    mem.rise_mib()))
             bar.update()
     bar.close()
     res = {}
     for name, (_, xl) in models.items():
+        wall, cpu, peak, rise = (list(x) for x in zip(*rounds_of[name]))
         fl = train_flops_per_token(cfg, xl, batch)
-        tps = statistics.median(rates[name])
-        res[name] = {"tokens_per_s": tps, "tokens_per_s_all": rates[name],
-                     "tokens_per_cpu_s": statistics.median(cpu_rates[name]),
+        tps = statistics.median(wall)
+        res[name] = {"tokens_per_s": tps, "tokens_per_s_all": wall,
+                     "tokens_per_cpu_s": statistics.median(cpu),
                      "flops_per_token": fl, "flop_per_s": tps * fl,
-                     "peak_mem_mib": peaks[name], "peak_rise_mib": rises[name],
+                     "peak_mem_mib": max(0.0, *peak), "peak_rise_mib": max(0.0, *rise),
                      "params": trainers[name].model.num_params()}
     return res

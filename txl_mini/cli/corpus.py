@@ -40,9 +40,8 @@ def check_text_file(path: str, prog: str) -> None:
 def load_corpus(args, cfg, prog: str):
     """(train tokens, validation tokens, corpus record); checks the sizes."""
     check_not_empty(args.path)
-    if args.path is not None and args.corpus == "offline":
-        if os.path.isfile(args.path):
-            check_text_file(args.path, prog)
+    if args.corpus == "offline" and args.path and os.path.isfile(args.path):
+        check_text_file(args.path, prog)
     tokens = load_corpus_split(args.corpus, "train", args.path, args.offline_chars)
     valid = load_corpus_split(args.corpus, "valid", args.path, args.offline_chars)
     valid = valid[:args.eval_chars]

@@ -7,7 +7,6 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Tuple
 
 import numpy as np
 
@@ -15,7 +14,7 @@ from ..corpus import make_offline_corpus, write_offline_corpus
 from ..data import MAX_OFFLINE_CHARS, OFFLINE_CHARS, read_text_file
 from ..files import remove_stale_temps
 from ..text8 import TEXT8_CHARS, DataError, load_text8
-from .options import HelpFormatter, Parser, UsageError, command
+from .options import Parser, UsageError, command
 
 # A temporary file of ours untouched this long is dead: a live write renames its own
 # within seconds of creating it (the corpus is generated before the file is opened).
@@ -62,14 +61,11 @@ def _cmd_offline(args: argparse.Namespace) -> None:
         if Path(path).is_dir():
             raise DataError(f"{opt} {path} is a directory; give a file name")
         if not folder.is_dir():
-            raise DataError(
-                f"{opt} {path}: directory {folder} does not exist; create it first"
-            )
+            raise DataError(f"{opt} {path}: directory {folder} does not exist; "
+                            "create it first")
         if not os.access(folder, os.W_OK):
             raise DataError(f"{opt} {path}: directory {folder} is not writable")
-    for path in (args.out, args.deps_out):  # what a kill -9 mid-write left here
-        if path is not None:
-            remove_stale_temps(path, older_than=STALE_TEMP_S)
+        remove_stale_temps(path, older_than=STALE_TEMP_S)  # what a kill -9 left here
     corpus = make_offline_corpus(args.chars, seed=args.seed, distances=args.distances)
     planted = {x.distance for x in corpus.deps}
     empty = [d for d in corpus.distances if d not in planted]
@@ -88,47 +84,41 @@ def _cmd_offline(args: argparse.Namespace) -> None:
               f"{args.deps_out}")
 
 
-def _distances(s: str) -> Tuple[int, ...]:
+def _distances(s: str) -> tuple[int, ...]:
     try:
         return tuple(int(x) for x in s.split(","))
     except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated integers, got {s!r}"
-        ) from None
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got "
+                                         f"{s!r}") from None
 
 
 @command("python -m txl_mini data", errors=(DataError, ValueError))
 def main(argv=None) -> int:
     """`python -m txl_mini data ...`; returns the exit status."""
-    ap = Parser(prog="python -m txl_mini data", formatter_class=HelpFormatter,
+    ap = Parser(prog="python -m txl_mini data",
                 description="Fetch and verify text8, print corpus statistics, or "
                 "write the offline corpus.")
     sub = ap.add_subparsers(dest="cmd")
-    p = sub.add_parser("text8", formatter_class=HelpFormatter, help="download (or "
-                       "read) text8, verify it, print split statistics")
-    p.add_argument("--path",
-                   help="local text8.zip or unzipped text8 file (no download)")
-    p.add_argument("--cache-dir", help="where to keep text8.zip (default: "
-                   "$TXL_MINI_CACHE, else $XDG_CACHE_HOME/txl_mini, else "
-                   "~/.cache/txl_mini)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p = sub.add_parser("text8", help="download (or read) text8, verify it, print "
+                       "split statistics")
+    add = p.add_argument
+    add("--path", help="local text8.zip or unzipped text8 file (no download)")
+    add("--cache-dir", help="where to keep text8.zip (default: $TXL_MINI_CACHE, else "
+        "$XDG_CACHE_HOME/txl_mini, else ~/.cache/txl_mini)")
+    add("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(fn=_cmd_text8)
-    p = sub.add_parser("stats", formatter_class=HelpFormatter,
-                       help="character statistics of any text file")
+    p = sub.add_parser("stats", help="character statistics of any text file")
     p.add_argument("file", help="the text file")
     p.set_defaults(fn=_cmd_stats)
-    p = sub.add_parser("offline", formatter_class=HelpFormatter,
-                       help="write the generated offline corpus (Chapter 2)")
-    p.add_argument("--chars", type=int, default=OFFLINE_CHARS, help="corpus length in "
-                   "characters (the size train generates for --corpus offline)")
-    p.add_argument("--seed", type=int, default=0,
-                   help="random seed; same seed, same text")
-    p.add_argument("--distances", type=_distances, default=(64, 256, 512),
-                   help="comma-separated planted dependency distances "
-                   "(default: 64,256,512)")
-    p.add_argument("--out", required=True, help="output text file")
-    p.add_argument("--deps-out",
-                   help="optional TSV of the plantings: cue target length distance")
+    p = sub.add_parser("offline", help="write the generated offline corpus (Chapter 2)")
+    add = p.add_argument
+    add("--chars", type=int, default=OFFLINE_CHARS, help="corpus length in characters "
+        "(the size train generates for --corpus offline)")
+    add("--seed", type=int, default=0, help="random seed; same seed, same text")
+    add("--distances", type=_distances, default=(64, 256, 512), help="comma-separated "
+        "planted dependency distances (default: 64,256,512)")
+    add("--out", required=True, help="output text file")
+    add("--deps-out", help="optional TSV of the plantings: cue target length distance")
     p.set_defaults(fn=_cmd_offline)
     args = ap.parse_args(argv)
     if args.cmd is None:  # no subcommand: show what there is

@@ -7,7 +7,6 @@ import json
 import math
 import sys
 
-from ..checkpoint import CheckpointError, load_checkpoint
 from ..corpus import BOOK_CORPORA
 from ..data import CORPORA, OFFLINE_CHARS, load_corpus_split
 from ..evaluate import evaluate_segments, evaluate_sliding_window
@@ -15,56 +14,43 @@ from ..text8 import DataError
 from .corpus import check_not_empty
 from .memory import check_memory
 from .options import (
-    HelpFormatter,
     Parser,
     UsageError,
     add_common,
     check_at_least,
-    check_clamp_len,
-    checkpoint_path,
     command,
-    pick_device,
-    set_threads,
+    open_checkpoint,
 )
 
 PROG = "python -m txl_mini evaluate"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = Parser(
-        prog=PROG, formatter_class=HelpFormatter,
-        description="Bits per character of a trained checkpoint.")
+    p = Parser(prog=PROG, description="Bits per character of a trained checkpoint.")
     add_common(p, checkpoint=True)
-    p.add_argument("--corpus", default=None, choices=CORPORA,
-                   help="default: the training corpus (the book's checkpoints: "
-                   "theirs by name, cue or names)")
-    p.add_argument("--path", default=None,
-                   help="corpus file (default: the one the run trained on)")
-    p.add_argument("--split", default="valid", choices=["valid", "test"],
-                   help="which 5%% of the corpus (text8: the standard 5M characters)")
-    p.add_argument("--chars", type=int, default=200_000,
-                   help="evaluate on the first N characters")
-    p.add_argument("--mode", default="auto", choices=["auto", "segments", "sliding"],
-                   help="segments with memory, or the vanilla sliding window; auto: "
-                   "sliding for a vanilla checkpoint, segments for Transformer-XL")
-    p.add_argument("--seg-len", type=int, default=None,
-                   help="L (sliding: the context); default: the model's")
-    p.add_argument("--mem-len", type=int, default=None,
-                   help="M, memory length (default: the model's)")
-    p.add_argument("--clamp-len", type=int, default=None,
-                   help="share R beyond this distance (-1: never; default: the "
-                   "model's; Transformer-XL only)")
-    p.add_argument("--same-length", action="store_true",
-                   help="every query sees the same number of keys (needs memory)")
-    p.add_argument("--batch-size", type=int, default=1,
-                   help="B parallel streams (sliding: windows at once; 1 means 64 "
-                   "windows); more streams at once is usually faster on a CPU, by "
-                   "a factor that depends on the machine (the time is printed)")
-    p.add_argument("--no-cache", action="store_true",
-                   help="Transformer-XL: re-project the memory every segment instead "
-                   "of keeping its keys and values (the same bpc, slower)")
-    p.add_argument("--json", action="store_true",
-                   help="print one JSON object instead of text")
+    add = p.add_argument
+    add("--corpus", choices=CORPORA, help="default: the training corpus (the book's "
+        "checkpoints: theirs by name, cue or names)")
+    add("--path", help="corpus file (default: the one the run trained on)")
+    add("--split", default="valid", choices=["valid", "test"],
+        help="which 5%% of the corpus (text8: the standard 5M characters)")
+    add("--chars", type=int, default=200_000, help="evaluate on the first N characters")
+    add("--mode", default="auto", choices=["auto", "segments", "sliding"],
+        help="segments with memory, or the vanilla sliding window; auto: sliding for "
+        "a vanilla checkpoint, segments for Transformer-XL")
+    add("--seg-len", type=int, help="L (sliding: the context); default: the model's")
+    add("--mem-len", type=int, help="M, memory length (default: the model's)")
+    add("--clamp-len", type=int, help="share R beyond this distance (-1: never; "
+        "default: the model's; Transformer-XL only)")
+    add("--same-length", action="store_true",
+        help="every query sees the same number of keys (needs memory)")
+    add("--batch-size", type=int, default=1, help="B parallel streams (sliding: "
+        "windows at once; 1 means 64 windows); more streams at once is usually faster "
+        "on a CPU, by a factor that depends on the machine (the time is printed)")
+    add("--no-cache", action="store_true", help="Transformer-XL: re-project the "
+        "memory every segment instead of keeping its keys and values (the same bpc, "
+        "slower)")
+    add("--json", action="store_true", help="print one JSON object instead of text")
     return p
 
 
@@ -107,16 +93,14 @@ def settings(args, model) -> tuple[str, int, int, dict]:
     return mode, args.seg_len or cfg.seg_len, M, changes
 
 
-@command(PROG, errors=(CheckpointError, OSError, ValueError, DataError))
+@command(PROG, errors=(OSError, ValueError, DataError))  # CheckpointError: a ValueError
 def main(argv=None) -> int:
     """`python -m txl_mini evaluate ...`; returns the exit status."""
     args = build_parser().parse_args(argv)
     check_at_least(args, {"chars": 2, "batch_size": 1, "seg_len": 1, "mem_len": 0})
-    check_clamp_len(args.clamp_len)
-    set_threads(args.threads)
-    device = pick_device(args.device)
-    path = checkpoint_path(args.checkpoint)
-    model, meta = load_checkpoint(path, device)
+    if args.clamp_len is not None and (args.clamp_len < -1 or args.clamp_len == 0):
+        raise UsageError(f"--clamp-len must be -1 (off) or >= 1, got {args.clamp_len}")
+    model, meta, path, device = open_checkpoint(args)
     mode, L, M, changes = settings(args, model)
     cfg, B = model.cfg, args.batch_size
     check_memory(cfg.replace(seg_len=L), B, M, False, device)
@@ -139,11 +123,9 @@ def main(argv=None) -> int:
               f"{corpus} ({args.split}, first {len(tokens):,} characters)",
               flush=True)
     if mode == "sliding":
-        res = evaluate_sliding_window(
-            model, tokens, context=L,
-            batch_size=max(B, 64) if args.batch_size == 1 else B, progress=show,
-            clamp_len=changes.get("clamp_len"),
-        )
+        res = evaluate_sliding_window(model, tokens, context=L,
+                                      batch_size=64 if B == 1 else B, progress=show,
+                                      clamp_len=changes.get("clamp_len"))
     else:
         res = evaluate_segments(model, tokens, seg_len=L, batch_size=B,
                                 mem_len=args.mem_len, progress=show, cache=cache,

@@ -36,19 +36,16 @@ def memory_estimate(cfg: ModelConfig, batch_size: int, mem_len: int,
                    f"{weights / gib:.1f} GiB")
 
 
-def memory_available(device: torch.device) -> int:
-    if device.type == "cuda":
-        return torch.cuda.get_device_properties(device).total_memory
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return 1 << 45  # unknown: do not refuse
-
-
 def check_memory(cfg: ModelConfig, batch_size: int, mem_len: int, training: bool,
                  device: torch.device) -> None:
     need, detail = memory_estimate(cfg, batch_size, mem_len, training)
-    have = memory_available(device)
+    if device.type == "cuda":
+        have = torch.cuda.get_device_properties(device).total_memory
+    else:
+        try:
+            have = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (ValueError, OSError, AttributeError):
+            have = 1 << 45  # unknown: do not refuse
     if need > have:
         raise UsageError(
             f"this needs roughly {need / 2**30:,.1f} GiB ({detail}), more than the "

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import functools
 import inspect
-import math
 import os
 import re
 import sys
@@ -19,6 +18,7 @@ from dataclasses import fields
 
 import torch
 
+from ..checkpoint import load_checkpoint
 from ..config import POS_ENCODINGS, PRESETS, ModelConfig
 
 DEVICES = ("auto", "cpu", "cuda", "mps")
@@ -56,14 +56,6 @@ def command(prog: str, errors: tuple = ()):
     return wrap
 
 
-class Parser(argparse.ArgumentParser):
-    """argparse, but a bad option is one line (not the usage block) and exit 2."""
-
-    def error(self, message):
-        print(f"{self.prog}: error: {message} (see --help)", file=sys.stderr)
-        raise SystemExit(2)
-
-
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
     """--help shows a default only where there is one to show (not None, not False)
     and the help text does not already say it."""
@@ -76,8 +68,20 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, but a bad option is one line (not the usage block) and exit 2, and
+    --help shows the defaults (HelpFormatter); data's subcommands are Parsers too."""
+
+    def __init__(self, **kw):
+        super().__init__(formatter_class=HelpFormatter, **kw)
+
+    def error(self, message):
+        print(f"{self.prog}: error: {message} (see --help)", file=sys.stderr)
+        raise SystemExit(2)
+
+
 def add_common(p: argparse.ArgumentParser, checkpoint: bool = False,
-               quiet: str = "no progress bar") -> None:
+               quiet: str = "no progress bar", threads: str = "") -> None:
     """The options every model-running command has: --device, --threads, --quiet
     (and the checkpoint to read, for evaluate and sample)."""
     if checkpoint:
@@ -86,14 +90,16 @@ def add_common(p: argparse.ArgumentParser, checkpoint: bool = False,
     p.add_argument("--device", default="auto", choices=DEVICES,
                    help="auto: cuda, else mps, else cpu")
     p.add_argument("--threads", type=int, default=None,
-                   help="torch CPU threads (default: torch's choice)")
+                   help=f"torch CPU threads (default: torch's choice{threads})")
     p.add_argument("--quiet", action="store_true", help=quiet)
 
 
 def set_threads(threads) -> None:
-    """--threads, checked; None leaves torch's choice."""
-    if threads is not None and not 1 <= threads <= max_threads():
-        raise UsageError(f"--threads must be between 1 and {max_threads()} (4x the "
+    """--threads, checked; None leaves torch's choice. More than 4 per CPU crashes
+    some OpenMP builds and never helps."""
+    most = 4 * (os.cpu_count() or 1)
+    if threads is not None and not 1 <= threads <= most:
+        raise UsageError(f"--threads must be between 1 and {most} (4x the "
                          f"{os.cpu_count()} CPUs here), got {threads}")
     if threads:
         torch.set_num_threads(threads)
@@ -181,30 +187,12 @@ def check_seed(seed) -> None:
         raise UsageError(f"--seed must be between 0 and {SEED_MAX}, got {seed}")
 
 
-def max_threads() -> int:
-    """More torch threads than this crashes some OpenMP builds and never helps."""
-    return 4 * (os.cpu_count() or 1)
-
-
 def check_at_least(args, lows: dict[str, int]) -> None:
     """Each option in `lows` (by attribute name) is None or >= its lower bound."""
     for name, low in lows.items():
         v = getattr(args, name)
         if v is not None and v < low:
-            flag = "--" + name.replace("_", "-")
-            raise UsageError(f"{flag} must be >= {low}, got {v}")
-
-
-def check_positive_finite(args, names: tuple[str, ...]) -> None:
-    for name in names:
-        v = getattr(args, name)
-        if not (math.isfinite(v) and v > 0):
-            raise UsageError(f"--{name} must be a finite number > 0, got {v}")
-
-
-def check_clamp_len(v) -> None:
-    if v is not None and (v < -1 or v == 0):
-        raise UsageError(f"--clamp-len must be -1 (off) or >= 1, got {v}")
+            raise UsageError(f"{flag(name)} must be >= {low}, got {v}")
 
 
 def _mps_available() -> bool:
@@ -228,12 +216,19 @@ def pick_device(name: str, local_rank: int = 0) -> torch.device:
     return torch.device(name)
 
 
-def checkpoint_path(path: str) -> str:
-    """A run directory stands for its best.pt (else last.pt)."""
+def open_checkpoint(args) -> tuple:
+    """evaluate's and sample's --threads, --device and checkpoint, in that order:
+    (model, meta, path, device). A run directory stands for its best.pt (else
+    last.pt)."""
+    set_threads(args.threads)
+    device = pick_device(args.device)
+    path = args.checkpoint
     if os.path.isdir(path):
-        for name in ("best.pt", "last.pt"):
-            if os.path.isfile(os.path.join(path, name)):
-                return os.path.join(path, name)
-        raise UsageError(f"{path} is a directory with no best.pt or last.pt in it "
-                         "(a run before its first checkpoint?); give a checkpoint")
-    return path
+        found = [os.path.join(path, n) for n in ("best.pt", "last.pt")
+                 if os.path.isfile(os.path.join(path, n))]
+        if not found:
+            raise UsageError(f"{path} is a directory with no best.pt or last.pt in "
+                             "it (a run before its first checkpoint?); give a "
+                             "checkpoint")
+        path = found[0]
+    return (*load_checkpoint(path, device), path, device)

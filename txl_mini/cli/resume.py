@@ -14,7 +14,7 @@ import os
 import sys
 
 from ..checkpoint import read_checkpoint
-from .options import UsageError
+from .options import UsageError, flag
 
 # the only options a resumed run may change; --path only to the same text (its sha1
 # is checked), e.g. after the file moved
@@ -25,23 +25,18 @@ class Finished(Exception):
     """The run in DIR already trained all its steps: nothing to do."""
 
 
-def explicit_options(parser: argparse.ArgumentParser, argv) -> set[str]:
-    """Names of the options given on the command line (not left at their default)."""
-    for action in parser._actions:
-        action.default = argparse.SUPPRESS
-    return set(vars(parser.parse_args(argv)))
-
-
 def restore_options(args, argv, parser: argparse.ArgumentParser) -> dict:
     """Set every option from DIR/config.json but those given (of MAY_CHANGE); returns
     config.json. A different --threads continues the run, but not bitwise exactly."""
     if not os.path.isfile(os.path.join(args.resume, "config.json")):
         raise UsageError(f"--resume {args.resume}: no config.json there; is it a run "
                          "directory written by python -m txl_mini train?")
-    given = explicit_options(parser, argv)
+    for action in parser._actions:  # parsed again, only the options given remain
+        action.default = argparse.SUPPRESS
+    given = set(vars(parser.parse_args(argv)))
     refused = given - set(MAY_CHANGE)
     if refused:
-        names = ", ".join("--" + g.replace("_", "-") for g in sorted(refused))
+        names = ", ".join(flag(g) for g in sorted(refused))
         raise UsageError("--resume continues the run with its own settings; "
                          f"drop {names}")
     try:

@@ -36,13 +36,13 @@ class Run:
     """The state of one training run and all that saves, restores and advances it."""
 
     def __init__(self, args, cfg: ModelConfig, tc: TrainConfig, tokens: torch.Tensor,
-                 valid: torch.Tensor, corpus: dict, device: torch.device, vanilla: bool,
+                 valid: torch.Tensor, corpus: dict, device: torch.device,
                  last: dict | None = None):
         self.args, self.tc, self.corpus, self.device = args, tc, corpus, device
         self.rank, self.world = rank_world()
         self.dir = args.run_dir
         torch.manual_seed(tc.seed)  # the same initial weights on every rank
-        model = (VanillaTransformer if vanilla else TransformerXL)(cfg).to(device)
+        model = (VanillaTransformer if args.vanilla else TransformerXL)(cfg).to(device)
         streams = batchify(tokens, tc.batch_size)  # (B, T): all streams, every rank
         per_rank = tc.batch_size // self.world
         lo = self.rank * per_rank
@@ -64,9 +64,8 @@ class Run:
         self.opt = torch.optim.Adam(model.parameters(), lr=tc.lr)
         if last is not None:
             self.opt.load_state_dict(last["optimizer"])
-        self.autocast = None
-        if device.type == "cuda" and args.precision == "bf16":
-            self.autocast = torch.autocast("cuda", dtype=torch.bfloat16)
+        bf16 = device.type == "cuda" and args.precision == "bf16"
+        self.autocast = torch.autocast("cuda", dtype=torch.bfloat16) if bf16 else None
 
     # -- checkpoints -------------------------------------------------------------------
     def _restore(self, ckpt: dict):

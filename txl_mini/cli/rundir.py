@@ -46,16 +46,17 @@ def prepare_run_dir(args, created: list) -> RunLock:
     it trains can remove them again (`remove_created`). Temporary files left by a
     killed run (kill -9 during a checkpoint write) are removed once the lock is held.
     """
-    if args.resume:
-        args.run_dir = args.resume  # checked by the resume options
-        lock = RunLock(args.run_dir)
-        sweep_temps(args.run_dir)
-        return lock
-    if args.run_dir is None:
-        if args.out is None:
-            raise UsageError("give --run-dir DIR (where checkpoints and metrics go)")
-        args.run_dir = os.path.splitext(args.out)[0]
     d = args.run_dir
+    if not args.resume:  # a resumed DIR is checked by the resume options
+        _check_new(args, d, created)
+    lock = RunLock(d)
+    for name in FILES:  # what atomic writes killed mid-way left here
+        remove_stale_temps(os.path.join(d, name))
+    return lock
+
+
+def _check_new(args, d: str, created: list) -> None:
+    """A new run: DIR empty, ours to --overwrite, or made here; --out a new file."""
     if os.path.exists(d) and not os.path.isdir(d):
         raise UsageError(f"--run-dir {d} is a file, not a directory")
     if os.path.isdir(d) and os.listdir(d):
@@ -85,15 +86,6 @@ def prepare_run_dir(args, created: list) -> RunLock:
         except OSError as e:
             raise UsageError(f"cannot write to {folder}: {e.strerror or e}") from None
         check_writable(folder, "--run-dir" if folder == d else "--out")
-    lock = RunLock(d)
-    sweep_temps(d)
-    return lock
-
-
-def sweep_temps(d: str) -> None:
-    """Remove what atomic writes killed mid-way left here (we hold the lock)."""
-    for name in FILES:
-        remove_stale_temps(os.path.join(d, name))
 
 
 def clear_run_dir(d: str) -> None:

@@ -9,43 +9,34 @@ import time
 
 import torch
 
-from ..checkpoint import CheckpointError, load_checkpoint
+from ..checkpoint import CheckpointError
 from ..data import CharVocab
 from ..model import VanillaTransformer
 from ..sample import generate
 from .options import (
-    HelpFormatter,
     Parser,
     UsageError,
     add_common,
     check_at_least,
     check_seed,
-    checkpoint_path,
     command,
-    pick_device,
-    set_threads,
+    open_checkpoint,
 )
 
 PROG = "python -m txl_mini sample"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = Parser(
-        prog=PROG, formatter_class=HelpFormatter,
-        description="Generate text from a checkpoint written by python -m txl_mini "
-        "train. Transformer-XL uses its memory cache (one position per character); "
-        "the vanilla model re-runs its window.")
-    p.add_argument("--prompt", default="the ", help="text to continue (a-z and space)")
-    p.add_argument("--chars", type=int, default=200,
-                   help="how many characters to generate")
-    p.add_argument("--temperature", type=float, default=0.8,
-                   help="0 = greedy; >1 = more random")
-    p.add_argument("--top-k", type=int, default=None,
-                   help="draw only among the k likeliest")
-    p.add_argument("--seed", type=int, default=None,
-                   help="random seed (default: unseeded)")
-    p.add_argument("--no-cache", action="store_true",
-                   help="re-run the window (slow, to compare)")
+    p = Parser(prog=PROG, description="Generate text from a checkpoint written by "
+               "python -m txl_mini train. Transformer-XL uses its memory cache (one "
+               "position per character); the vanilla model re-runs its window.")
+    add = p.add_argument
+    add("--prompt", default="the ", help="text to continue (a-z and space)")
+    add("--chars", type=int, default=200, help="how many characters to generate")
+    add("--temperature", type=float, default=0.8, help="0 = greedy; >1 = more random")
+    add("--top-k", type=int, help="draw only among the k likeliest")
+    add("--seed", type=int, help="random seed (default: unseeded)")
+    add("--no-cache", action="store_true", help="re-run the window (slow, to compare)")
     add_common(p, checkpoint=True,
                quiet="only the text: no line about the model or the time")
     return p
@@ -57,7 +48,6 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     vocab = CharVocab()
     check_at_least(args, {"chars": 0, "top_k": 1})
-    set_threads(args.threads)
     args.prompt = args.prompt.lower()  # as train and evaluate read their text
     if not (math.isfinite(args.temperature) and args.temperature >= 0):
         raise UsageError(f"--temperature must be a finite number >= 0, got "
@@ -70,10 +60,8 @@ def main(argv=None) -> int:
     prompt = vocab.encode(args.prompt)
     if prompt.numel() == 0:
         raise UsageError("prompt: give at least one character")
-    device = pick_device(args.device)
-    path = checkpoint_path(args.checkpoint)
     try:
-        model, meta = load_checkpoint(path, device)
+        model, meta, path, device = open_checkpoint(args)
     except CheckpointError as e:
         raise ValueError(f"cannot load checkpoint {e}") from None
     gen = None

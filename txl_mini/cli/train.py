@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import argparse
 import errno
+import math
 import os
 import sys
 
 import torch
 import torch.distributed as dist
 
-from ..checkpoint import CheckpointError
 from ..config import PRESETS
 from ..data import CORPORA, MAX_OFFLINE_CHARS, OFFLINE_CHARS, TEXT8_CHARS
 from ..text8 import DataError
@@ -24,15 +24,14 @@ from .corpus import load_corpus
 from .ddp import any_rank, rank_world
 from .memory import check_memory
 from .options import (
-    DEVICES,
-    HelpFormatter,
     Parser,
     UsageError,
+    add_common,
     add_model_options,
     check_at_least,
-    check_positive_finite,
     check_seed,
     fail,
+    flag,
     model_config,
     pick_device,
     preset_help,
@@ -46,19 +45,18 @@ WRITE_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = Parser(prog=PROG, formatter_class=HelpFormatter,
-        description="Train a char-level Transformer-XL (or the vanilla baseline) with "
-        "checkpoints, exact resume and clean Ctrl-C. Several GPUs: "
-        "torchrun --nproc_per_node N -m txl_mini train ...")
+    p = Parser(prog=PROG, description="Train a char-level Transformer-XL (or the "
+               "vanilla baseline) with checkpoints, exact resume and clean Ctrl-C. "
+               "Several GPUs: torchrun --nproc_per_node N -m txl_mini train ...")
     add = p.add_argument
     add("--preset", default="book", choices=sorted(PRESETS), help=preset_help())
     add("--vanilla", action="store_true", help="train the vanilla baseline instead")
     add("--corpus", default="offline", choices=CORPORA,
         help="offline: generated here, no download; text8: downloaded and verified; "
         "cue, names: the chapters' generated corpora (txl_mini.corpus.BOOK_CORPORA)")
-    add("--path", default=None, help="local text8(.zip) for --corpus text8; any "
-        "text file for --corpus offline (normalized to a-z and space, split 90/5/5; "
-        "stored as an absolute path)")
+    add("--path", help="local text8(.zip) for --corpus text8; any text file for "
+        "--corpus offline (normalized to a-z and space, split 90/5/5; stored as an "
+        "absolute path)")
     add("--offline-chars", type=int, default=OFFLINE_CHARS,
         help=f"size of the generated corpus (at most {MAX_OFFLINE_CHARS:,})")
     add("--steps", type=int, default=500, help="optimizer updates (one segment each)")
@@ -69,8 +67,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="linear warm-up steps, then cosine decay to 0")
     add("--clip", type=float, default=0.25, help="gradient-norm clipping")
     add("--seed", type=int, default=0, help="initial weights, dropout")
-    add("--device", default="auto", choices=DEVICES,
-        help="auto: cuda, else mps, else cpu")
     add("--precision", default="bf16", choices=["bf16", "fp32"],
         help="bf16 autocast on CUDA (CPU and MPS always run fp32)")
     add("--eval-every", type=int, default=0,
@@ -80,18 +76,16 @@ def build_parser() -> argparse.ArgumentParser:
     add("--save-every", type=int, default=500,
         help="write last.pt every N steps (and at the end)")
     add("--log-every", type=int, default=10, help="a metrics.jsonl line every N steps")
-    add("--run-dir", default=None, help="directory for config, metrics, curves and "
-        "checkpoints (default: --out without .pt)")
-    add("--out", default=None, help="also write the final model to this .pt file")
-    add("--resume", metavar="DIR", default=None, help="continue the run in DIR "
-        "exactly (same machine, device and --threads)")
+    add("--run-dir", help="directory for config, metrics, curves and checkpoints "
+        "(default: --out without .pt)")
+    add("--out", help="also write the final model to this .pt file")
+    add("--resume", metavar="DIR", help="continue the run in DIR exactly (same "
+        "machine, device and --threads)")
     add("--overwrite", action="store_true",
         help="start over in an existing run directory")
-    add("--pause-at", type=int, default=None, metavar="STEP", help="save and stop at "
-        "this step (< --steps), to --resume later (e.g. time-limited jobs)")
-    add("--threads", type=int, default=None,
-        help="torch CPU threads (default: torch's choice, recorded for --resume)")
-    add("--quiet", action="store_true", help="no progress bar")
+    add("--pause-at", type=int, metavar="STEP", help="save and stop at this step "
+        "(< --steps), to --resume later (e.g. time-limited jobs)")
+    add_common(p, threads=", recorded for --resume")
     add_model_options(p)
     return p
 
@@ -101,11 +95,13 @@ def check_values(args) -> None:
     check_at_least(args, {"steps": 1, "batch_size": 1, "warmup": 0, "eval_every": 0,
         "eval_chars": 2, "save_every": 1, "log_every": 1, "offline_chars": 1000,
         "pause_at": 1})
-    check_positive_finite(args, ("lr", "clip"))
+    for name, v in (("lr", args.lr), ("clip", args.clip)):
+        if not (math.isfinite(v) and v > 0):
+            raise UsageError(f"--{name} must be a finite number > 0, got {v}")
     check_seed(args.seed)
     for name in ("run_dir", "out", "path"):
         if getattr(args, name) == "":
-            raise UsageError(f"--{name.replace('_', '-')} is empty; give a path")
+            raise UsageError(f"{flag(name)} is empty; give a path")
     if args.offline_chars > MAX_OFFLINE_CHARS:
         raise UsageError(f"--offline-chars must be <= {MAX_OFFLINE_CHARS:,} (text8's "
                          f"size), got {args.offline_chars:,}")
@@ -115,8 +111,7 @@ def check_values(args) -> None:
     for name, why in (("mem_len", "has no memory"), ("pos_enc", "has absolute "
                       "positions"), ("shaw_clip", "has no Shaw et al. encoding")):
         if args.vanilla and getattr(args, name) is not None:
-            raise UsageError(f"--{name.replace('_', '-')}: the vanilla baseline "
-                             f"{why}; drop it")
+            raise UsageError(f"{flag(name)}: the vanilla baseline {why}; drop it")
     if args.pause_at is not None and args.pause_at >= args.steps:
         raise UsageError(f"--pause-at {args.pause_at} must be below --steps "
                          f"{args.steps} (the run ends there anyway)")
@@ -154,6 +149,9 @@ def main(argv=None, on_step=None) -> int:
         if args.pause_at is not None and args.pause_at <= at:
             raise UsageError(f"--pause-at {args.pause_at}: the run is already at "
                              f"step {at}")
+        if not (args.resume or args.run_dir or args.out):
+            raise UsageError("give --run-dir DIR (where checkpoints and metrics go)")
+        args.run_dir = args.resume or args.run_dir or os.path.splitext(args.out)[0]
         refused = None
         if rank == 0:
             try:
@@ -162,7 +160,6 @@ def main(argv=None, on_step=None) -> int:
                 refused = e
         if any_rank(refused is not None, device):  # all ranks stop together
             raise refused or RunError("rank 0 refused the run directory")
-        args.run_dir = args.resume or args.run_dir or os.path.splitext(args.out)[0]
         tokens, valid, corpus = load_corpus(args, cfg, PROG)
         if saved and saved["corpus"]["sha1"] != corpus["sha1"]:
             raise RunError(
@@ -172,7 +169,7 @@ def main(argv=None, on_step=None) -> int:
                          warmup=args.warmup, clip=args.clip, seed=args.seed)
         if args.overwrite and not args.resume and rank == 0:
             rundir.clear_run_dir(args.run_dir)
-        run = Run(args, cfg, tc, tokens, valid, corpus, device, args.vanilla, last)
+        run = Run(args, cfg, tc, tokens, valid, corpus, device, last)
         if rank == 0:
             rundir.announce(args, run, corpus, tokens, device, world)
         stop_flag: dict = {}
@@ -198,8 +195,8 @@ def main(argv=None, on_step=None) -> int:
                     f"{rundir.kept(args.run_dir)}", stop.exit_code(e.name))
     except BrokenPipeError:  # `train ... | head -1`: cli/__init__.py says nothing
         raise
-    except (KeyboardInterrupt, UsageError, RunError, DataError, CheckpointError,
-            OSError, ValueError) as e:  # before or outside the loop: unlock, tidy up
+    except (KeyboardInterrupt, UsageError, RunError, DataError, OSError,
+            ValueError) as e:  # before or outside the loop: unlock, tidy up
         _release(lock)
         rundir.remove_created(created)
         return fail(PROG, *_one_line(e, args.run_dir))
