@@ -200,11 +200,12 @@ def format_report(r: dict) -> str:
     lines.append(f"matmul ceiling {r['matmul_flop_per_s'] / 1e9:.1f} GFLOP/s wall, "
                  f"{r['matmul_flop_per_cpu_s'] / 1e9:.1f} per CPU s; MFU by CPU time: "
                  + ", ".join(f"{k} {v:.1%}" for k, v in mc.items()))
-    lines += format_eval(r["eval"], f"evaluation, book shape (batch "
-                         f"{r['eval_batch']}), seconds per predicted character:")
+    clock = f"timed by {r['eval'][0]['clock']}"
+    lines += format_eval(r["eval"], f"evaluation, book shape (batch {r['eval_batch']})"
+                         f", seconds per predicted character, {clock}:")
     if r.get("eval_paper_shape"):
         lines += format_eval(r["eval_paper_shape"], "evaluation, the paper's shape "
-                             "(text8_base, XL segments of 128, batch 1):")
+                             f"(text8_base, XL segments of 128, batch 1), {clock}:")
     f = r["memory_flatness"]
     lines.append(f"memory flatness: peak {f['peak_long_mib']:.1f} MiB after "
                  f"{f['segments_long']} segments vs {f['peak_short_mib']:.1f} MiB "

@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+import time
+
 import torch
 from tqdm import tqdm
 
@@ -53,8 +55,11 @@ def bench_eval(lens, device, amp_dtype, quick, progress, batch=1, shape="book"):
 
     `batch` streams (XL) and windows (vanilla) at once, equal for both. Batch 1 is the
     default: B vanilla windows of 3,800 characters cost B times a second or so per call
-    on a CPU at the book's shape, several seconds at the paper's.
+    on a CPU at the book's shape, several seconds at the paper's. On a CPU every call
+    is timed by this process's CPU time: other processes sharing the machine preempt a
+    long vanilla window more than a short XL segment, which skews wall-clock ratios.
     """
+    clock = time.process_time if device.type == "cpu" else time.perf_counter
     name, seg_len, n_predict, n_windows = SHAPES[shape]
     cfg = preset(name)
     mem = PeakMemory(device)
@@ -64,9 +69,9 @@ def bench_eval(lens, device, amp_dtype, quick, progress, batch=1, shape="book"):
         row = eval_speed(cfg, [A], batch_size=batch, seg_len=seg_len,
                          n_predict=64 if quick else n_predict,
                          n_windows=2 if quick else n_windows, device=device,
-                         amp_dtype=amp_dtype)[0]
+                         amp_dtype=amp_dtype, clock=clock)[0]
         row.update(shape=shape, preset=name, peak_mem_mib=mem.peak_mib(),
-                   peak_rise_mib=mem.rise_mib())
+                   peak_rise_mib=mem.rise_mib(), clock=clock.__name__)
         rows.append(row)
     return rows
 
