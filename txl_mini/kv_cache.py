@@ -7,8 +7,8 @@ L new positions only, and trims to the last M as `update_mems` does. Bookkeeping
 each `Block` runs its `residual` wiring around the fused attention's `kv` and `attend`
 (whose head-first layout the cache shares); `TransformerXL` gives the settings,
 embedding, R and read-out. Any pos_enc; not `VanillaTransformer` (its window re-encodes
-every position). Shapes: B batch, L segment, M cached, K = M + L, P table rows, H
-heads, D head dim, C d_model, V vocab."""
+every position). Shapes: B batch, L segment, M cached, K = M + L, P the position
+table's longest distance, H heads, D head dim, C d_model, V vocab."""
 
 from __future__ import annotations
 
@@ -56,11 +56,10 @@ def _check(model) -> None:
 
 
 def _pos_keys(model, cache: KVCache, K: int, want: int, clamp_len: int, h) -> list:
-    """Per layer `attend`'s position keys for K keys: (H, K+1, D) views, or None.
-
-    Row p is distance P-p: K keys read the LAST K+1 rows, whose first (rel_shift's pad,
-    which meets only masked entries) is distance K's key unless K = P. Rebuilt only
-    when K outgrows the table (then for `want` >= K keys) or the clamp changes."""
+    """Per layer `attend`'s position keys for K keys, (H, K+1, D) views, or None: the
+    table's LAST K+1 rows (row p is distance P-p; the first, rel_shift's pad, meets only
+    masked entries). Rebuilt only when K outgrows the table (then for `want` >= K keys)
+    or the clamp changes."""
     if model.cfg.pos_enc == "absolute":  # positions are inside the keys already
         return [None] * len(model.blocks)
     table = cache.pos_keys
