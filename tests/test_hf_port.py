@@ -1,4 +1,4 @@
-"""txl_mini.TransformerXL against a reference implementation (chapter 6).
+"""txl_mini.TransformerXL against a reference implementation.
 
 The reference is Hugging Face `transformers`' TransfoXLLMHeadModel, pinned to 4.57.6
 (the last release that ships it) in requirements.txt as a TEST dependency; txl_mini
@@ -221,7 +221,8 @@ def test_memory_layout_round_trip():
     assert all(torch.equal(a, b) for a, b in zip(mems, from_hf_mems(ref)))
 
 
-# --- the comparison is sensitive: the mistakes chapter 5 and 4 warn about are caught
+# --- the comparison is sensitive: the mistakes the efficient-shift and
+# relative-encoding chapters warn about are caught
 
 
 def test_a_broken_shift_is_caught(monkeypatch):

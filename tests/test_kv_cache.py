@@ -1,4 +1,4 @@
-"""The key/value-cached path equals the standard path (txl_mini.kv_cache, chapter 6).
+"""The key/value-cached path equals the standard path (txl_mini.kv_cache).
 
 Every test runs the standard `model(idx, mems=...)` and `forward_cached` side by side
 over many segments in float64 and compares the logits and the cache with the keys and

@@ -1,4 +1,4 @@
-"""RECL (txl_mini.recl, chapter 7): loss tables whose RECL is known by construction."""
+"""RECL (txl_mini.recl): loss tables whose RECL is known by construction."""
 
 import math
 

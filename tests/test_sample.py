@@ -1,4 +1,4 @@
-"""txl_mini.sample: generation with the memory cache, its CLI end to end (chapter 6)."""
+"""txl_mini.sample: generation with the memory cache, its CLI end to end."""
 
 import os
 import subprocess

@@ -1,4 +1,4 @@
-"""txl_mini.speed: the Table 9 timing (chapter 6). Structure exactly; timing only with
+"""txl_mini.speed: the Table 9 timing. Structure exactly; timing only with
 a wide margin."""
 
 import time

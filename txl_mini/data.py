@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from .corpus import BOOK_CORPORA, offline_splits
-from .text8 import TEXT8_CHARS, DataError, load_text8, split_text8
+from .text8 import TEXT8_CHARS, DataError, Splits, load_text8, split_text8
 
 # --------------------------------------------------------------------------------------
 # Vocabulary
@@ -159,9 +159,9 @@ def read_text_file(path: str) -> str:
         raise DataError(f"cannot read {path}: {e.strerror}") from None
 
 
-def load_corpus_split(corpus: str, split: str = "train", path: Optional[str] = None,
-                      offline_chars: int = OFFLINE_CHARS) -> torch.Tensor:
-    """Token ids (N,) of one split of a corpus, for the CLIs.
+def corpus_splits(corpus: str, path: Optional[str] = None,
+                  offline_chars: int = OFFLINE_CHARS) -> Splits:
+    """The train / valid / test text of a corpus, for the CLIs; read or made once.
 
     "text8": downloaded and verified, or read from `path` (text8.zip or the unzipped
     file).
@@ -175,22 +175,27 @@ def load_corpus_split(corpus: str, split: str = "train", path: Optional[str] = N
         raise ValueError(
             f"unknown corpus {corpus!r}; choose one of {', '.join(CORPORA)}"
         )
-    if split not in ("train", "valid", "test"):
-        raise ValueError(f"unknown split {split!r}; choose train, valid or test")
     if corpus == "text8":
-        splits = load_text8(path)
-    elif corpus in BOOK_CORPORA:
+        return load_text8(path)
+    if corpus in BOOK_CORPORA:
         if path is not None:
             raise ValueError(f"corpus {corpus!r} is generated from its recorded "
                              "settings; it reads no file")
-        splits = offline_splits(**BOOK_CORPORA[corpus])
-    elif path is not None:
-        splits = split_text8(normalize(read_text_file(path)), name=Path(path).name)
-    else:
-        if not 1000 <= offline_chars <= MAX_OFFLINE_CHARS:
-            raise ValueError(f"the offline corpus takes 1,000 to {MAX_OFFLINE_CHARS:,} "
-                             f"chars, got {offline_chars:,}")
-        splits = offline_splits(offline_chars, seed=0)
+        return offline_splits(**BOOK_CORPORA[corpus])
+    if path is not None:
+        return split_text8(normalize(read_text_file(path)), name=Path(path).name)
+    if not 1000 <= offline_chars <= MAX_OFFLINE_CHARS:
+        raise ValueError(f"the offline corpus takes 1,000 to {MAX_OFFLINE_CHARS:,} "
+                         f"chars, got {offline_chars:,}")
+    return offline_splits(offline_chars, seed=0)
+
+
+def load_corpus_split(corpus: str, split: str = "train", path: Optional[str] = None,
+                      offline_chars: int = OFFLINE_CHARS) -> torch.Tensor:
+    """Token ids (N,) of one split of `corpus_splits(corpus, path, offline_chars)`."""
+    if split not in ("train", "valid", "test"):
+        raise ValueError(f"unknown split {split!r}; choose train, valid or test")
+    splits = corpus_splits(corpus, path, offline_chars)
     return CharVocab().encode(getattr(splits, split))
 
 

@@ -47,7 +47,7 @@ class DataError(RuntimeError):
 
 @dataclass(frozen=True)
 class Splits:
-    """train / valid / test text of a corpus, and its `name` for runs to say (Ch. 1)."""
+    """train / valid / test text of a corpus, and its `name` for runs to say."""
 
     # repr=False: printing 100M characters would freeze a notebook; __repr__ shows
     # the sizes.

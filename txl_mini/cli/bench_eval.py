@@ -2,7 +2,7 @@
 
 - seconds per predicted character, XL with memory, with and without the key/value
   cache, vs the vanilla sliding window (the paper's Table 9), through
-  `txl_mini.speed.eval_speed`, the one implementation chapter 6 also uses, with the
+  `txl_mini.speed.eval_speed`, the one implementation the book also uses, with the
   peak memory of each attention length, at two shapes: the book's (`book` preset) and
   the paper's (`text8_base`: 12 layers, C = 512, d_inner 2,048; segments of 128, as the
   official text8 evaluation reads them; batch 1 and few windows per length);
@@ -19,7 +19,7 @@ from tqdm import tqdm
 
 from ..config import ModelConfig, preset
 from ..model import TransformerXL
-from ..speed import eval_speed, format_table, synchronize  # chapter 6's Table 9
+from ..speed import eval_speed, format_table, synchronize  # the paper's Table 9
 from .bench_train import PeakMemory
 
 EVAL_LENS = (128, 512, 800, 1800, 2800, 3800)

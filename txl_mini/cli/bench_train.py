@@ -141,7 +141,7 @@ class Trainer:
                                device=device)
 
     def step(self, n: int = 1):
-        """n updates through the training loop's own train_step (chapter 6)."""
+        """n updates through the training loop's own train_step."""
         for _ in range(n):
             out = train_step(self.fn, self.opt, self.x[:, :-1], self.x[:, 1:],
                              self.mems, lr=1e-4, clip=0.25, autocast=self.amp())

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import torch
 
-from ..data import load_corpus_split
+from ..data import CharVocab, corpus_splits
 from .options import UsageError
 
 
@@ -42,9 +42,9 @@ def load_corpus(args, cfg, prog: str):
     check_not_empty(args.path)
     if args.corpus == "offline" and args.path and os.path.isfile(args.path):
         check_text_file(args.path, prog)
-    tokens = load_corpus_split(args.corpus, "train", args.path, args.offline_chars)
-    valid = load_corpus_split(args.corpus, "valid", args.path, args.offline_chars)
-    valid = valid[:args.eval_chars]
+    splits = corpus_splits(args.corpus, args.path, args.offline_chars)  # read once
+    encode = CharVocab().encode
+    tokens, valid = encode(splits.train), encode(splits.valid[:args.eval_chars])
     T = len(tokens) // args.batch_size
     if T < cfg.seg_len + 1 or len(valid) < 2:
         raise UsageError(

@@ -110,7 +110,7 @@ def main(argv=None) -> int:
     p = sub.add_parser("stats", help="character statistics of any text file")
     p.add_argument("file", help="the text file")
     p.set_defaults(fn=_cmd_stats)
-    p = sub.add_parser("offline", help="write the generated offline corpus (Chapter 2)")
+    p = sub.add_parser("offline", help="write the generated offline corpus")
     add = p.add_argument
     add("--chars", type=int, default=OFFLINE_CHARS, help="corpus length in characters "
         "(the size train generates for --corpus offline)")

@@ -1,4 +1,4 @@
-"""`python -m txl_mini sample`: generate text from a checkpoint (chapter 6)."""
+"""`python -m txl_mini sample`: generate text from a checkpoint."""
 
 from __future__ import annotations
 

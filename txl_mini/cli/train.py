@@ -1,4 +1,4 @@
-"""`python -m txl_mini train`: long training runs with a run directory (chapter 6).
+"""`python -m txl_mini train`: long training runs with a run directory.
 
 Options are parsed and every value checked before any corpus is built; the run itself
 (checkpoints, exact resume, Ctrl-C, several processes) is cli/run.py.
