@@ -197,7 +197,7 @@ def relative_gain(losses: Losses, name: str, c: int, c2: int, r: float = 1.0) ->
 
 
 def recl(losses: Losses, r: float = 1.0, threshold: float = 0.01) -> Dict[str, Recl]:
-    """{model name: Recl(context, lower_bound)}: the paper's greedy walk (chapter 7).
+    """{model name: Recl(context, lower_bound)}: the paper's greedy walk.
 
     Start at the smallest context c; while g_i(c, c + Delta) >= threshold, move to
     c + Delta.
