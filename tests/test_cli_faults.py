@@ -424,3 +424,16 @@ def test_a_symlinked_output_writes_its_target_and_keeps_the_link(tmp_path, text)
     assert len(old.read_text()) == len((tmp_path / "made.txt").read_text()) == 2000
     assert read_checkpoint(new)["meta"]["steps"] == 2
     assert not list(tmp_path.glob(".*.tmp"))
+
+
+@pytest.mark.parametrize("deps", ["x.txt", "./x.txt", "link.txt"])
+def test_deps_out_is_not_the_corpus_file(tmp_path, deps):
+    """Writes, finding 2: --deps-out naming the --out file exited 0, and the file held
+    only the TSV: the corpus was lost."""
+    (tmp_path / "link.txt").symlink_to("x.txt")
+    res = py("-m", "txl_mini", *data_offline("--out", "x.txt", "--deps-out", deps),
+             cwd=tmp_path)
+    assert res.returncode == 2 and res.stderr == (
+        f"python -m txl_mini data: error: --deps-out {deps} is the same file as --out "
+        "x.txt; give the dependencies a file of their own\n")
+    assert os.listdir(tmp_path) == ["link.txt"]

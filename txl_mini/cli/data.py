@@ -57,6 +57,9 @@ def _cmd_offline(args: argparse.Namespace) -> None:
     outs = [(o, p) for o, p in (("--out", args.out), ("--deps-out", args.deps_out))
             if p is not None]
     real = [check_output(path, opt) for opt, path in outs]
+    if len(real) == 2 and _same_file(*real):  # the TSV would replace the corpus
+        raise UsageError(f"--deps-out {args.deps_out} is the same file as --out "
+                         f"{args.out}; give the dependencies a file of their own")
     for (opt, path), target in zip(outs, real):
         folder = Path(target).parent
         if not folder.is_dir():
@@ -81,6 +84,12 @@ def _cmd_offline(args: argparse.Namespace) -> None:
     if args.deps_out:
         print("dependencies (cue, target, length, distance) written to "
               f"{args.deps_out}")
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Two resolved paths name one file: equal, or one inode (a bind mount)."""
+    return a == b or (os.path.exists(a) and os.path.exists(b)
+                      and os.path.samefile(a, b))
 
 
 def _distances(s: str) -> tuple[int, ...]:
