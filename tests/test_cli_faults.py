@@ -437,3 +437,44 @@ def test_deps_out_is_not_the_corpus_file(tmp_path, deps):
         f"python -m txl_mini data: error: --deps-out {deps} is the same file as --out "
         "x.txt; give the dependencies a file of their own\n")
     assert os.listdir(tmp_path) == ["link.txt"]
+
+
+@pytest.mark.parametrize("out", ["config.json", "last.pt", "best.pt", "metrics.jsonl",
+                                 "curves.png", "link.pt", "o4"])
+def test_out_is_not_the_run_directory_or_its_files(tmp_path, text, out):
+    """Writes, finding 3: --out naming one of the run directory's files trained and
+    then wrote the final weights over it (a config.json or last.pt that no --resume
+    reads); --out naming the run directory itself trained fully, then failed. Now
+    one line, exit 2, before training."""
+    r = tmp_path / "r"
+    argv = tiny(text, r)
+    if out == "o4":  # no --run-dir: it is --out without .pt, the same path
+        r, argv = tmp_path / "o4", argv[:-2]
+        path, why = r, "is the run directory itself; give a file name like " \
+            f"{r}.pt"
+    elif out == "link.pt":  # a symlink to the run directory's last.pt
+        path, why = tmp_path / out, f"is the run directory's own last.pt; give a " \
+            f"file outside {r}"
+        path.symlink_to("r/last.pt")
+    else:
+        path, why = r / out, f"is the run directory's own {out}; give a file " \
+            f"outside {r}"
+    res = py("-m", "txl_mini", "train", *argv, "--out", str(path))
+    assert res.returncode == 2 and res.stderr == (
+        f"python -m txl_mini train: error: --out {path} {why}\n"), res.stderr
+    assert not r.exists()
+
+
+def test_out_over_a_run_directorys_file_keeps_the_run(tmp_path, text):
+    """Writes, finding 3, with --overwrite: the run was trained again and its
+    config.json replaced by the weights; the run no longer resumed."""
+    r = tmp_path / "r"
+    assert py("-m", "txl_mini", "train", *tiny(text, r, steps=4),
+              "--pause-at", "2").returncode == 0
+    before = {n: (r / n).read_bytes() for n in os.listdir(r)}
+    res = py("-m", "txl_mini", "train", *tiny(text, r, steps=4), "--overwrite",
+             "--out", str(r / "config.json"))
+    assert res.returncode == 2 and "own config.json" in res.stderr, res.stderr
+    assert {n: (r / n).read_bytes() for n in os.listdir(r)} == before
+    res = py("-m", "txl_mini", "train", "--resume", str(r))
+    assert res.returncode == 0 and "resuming at step 2" in res.stdout, res.stderr

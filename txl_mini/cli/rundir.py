@@ -87,11 +87,20 @@ def _check_new(args, d: str, created: list) -> None:
 
 
 def _check_out(out: str, d: str) -> None:
-    """--out: a file of its own (a symlink: the file it points to)."""
+    """--out: a file of its own. Written over the run directory's config.json or
+    last.pt, the final weights would leave a run that cannot resume; named like the
+    run directory itself, they would fail after the whole run."""
+    real = os.path.realpath(out)
+    if real == os.path.realpath(d):
+        raise UsageError(f"--out {out} is the run directory itself; give a file name "
+                         f"like {out}.pt")
+    if real in {os.path.realpath(os.path.join(d, n)) for n in FILES + (LOCK_NAME,)}:
+        raise UsageError(f"--out {out} is the run directory's own "
+                         f"{os.path.basename(real)}; give a file outside {d}")
     if os.path.isdir(out):
         raise UsageError(f"--out {out} is a directory; give a file name like "
                          f"{os.path.join(out, 'model.pt')}")
-    check_output(out, "--out")  # a device or a FIFO would be replaced
+    check_output(out, "--out")  # a device or a FIFO; a symlink: its target
 
 
 def clear_run_dir(d: str) -> None:
