@@ -6,6 +6,7 @@ import json
 import os
 import re
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -378,3 +379,102 @@ def test_train_takes_a_chapters_corpus_by_name(tmp_path):
     assert res.returncode == 1 and res.stderr.strip() == (
         "python -m txl_mini train: error: corpus 'cue' is generated from its recorded "
         "settings; it reads no file")
+
+
+def data_offline(*out):
+    return ["data", "offline", "--chars", "2000", *map(str, out)]
+
+
+def test_an_output_that_is_not_a_regular_file_is_refused(tmp_path, text):
+    """Writes, finding 1: every output was written beside it and renamed over it, so a
+    FIFO (or /dev/null, as root) became a plain file and the command exited 0. Now
+    one line, exit 2, before any work; the FIFO is left as it was."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    r = tmp_path / "r"
+    runs = [(data_offline("--out", fifo), "data", "--out"),
+            (data_offline("--out", tmp_path / "o.txt", "--deps-out", fifo), "data",
+             "--deps-out"),
+            (["bench", "--quick", "--json", fifo], "bench", "--json"),
+            (["train", *tiny(text, r), "--out", fifo, "--overwrite"], "train", "--out")]
+    for argv, prog, opt in runs:
+        res = py("-m", "txl_mini", *map(str, argv))
+        assert res.returncode == 2 and res.stderr == (
+            f"python -m txl_mini {prog}: error: {opt} {fifo} is not a regular file (a "
+            "device, FIFO or socket); give a file name\n"), (argv, res.stderr)
+        assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert sorted(os.listdir(tmp_path)) == ["corpus.txt", "fifo"]
+
+
+def test_a_symlinked_output_writes_its_target_and_keeps_the_link(tmp_path, text):
+    """Writes, finding 1: a symlink given as the output was replaced by a plain file
+    and its target left stale. A symlink now stands for its target, as with `>`."""
+    old, new = tmp_path / "old.txt", tmp_path / "new.pt"
+    old.write_text("old")
+    for name, to in (("o.txt", old.name), ("dangling.txt", "made.txt"),
+                     ("m.pt", new.name)):
+        (tmp_path / name).symlink_to(to)
+    for out in ("o.txt", "dangling.txt"):
+        res = py("-m", "txl_mini", *data_offline("--out", tmp_path / out))
+        assert res.returncode == 0, res.stderr
+    res = py("-m", "txl_mini", "train", *tiny(text, tmp_path / "r"), "--out",
+             str(tmp_path / "m.pt"), "--overwrite")
+    assert res.returncode == 0, res.stderr
+    assert all((tmp_path / n).is_symlink() for n in ("o.txt", "dangling.txt", "m.pt"))
+    assert len(old.read_text()) == len((tmp_path / "made.txt").read_text()) == 2000
+    assert read_checkpoint(new)["meta"]["steps"] == 2
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+@pytest.mark.parametrize("deps", ["x.txt", "./x.txt", "link.txt"])
+def test_deps_out_is_not_the_corpus_file(tmp_path, deps):
+    """Writes, finding 2: --deps-out naming the --out file exited 0, and the file held
+    only the TSV: the corpus was lost."""
+    (tmp_path / "link.txt").symlink_to("x.txt")
+    res = py("-m", "txl_mini", *data_offline("--out", "x.txt", "--deps-out", deps),
+             cwd=tmp_path)
+    assert res.returncode == 2 and res.stderr == (
+        f"python -m txl_mini data: error: --deps-out {deps} is the same file as --out "
+        "x.txt; give the dependencies a file of their own\n")
+    assert os.listdir(tmp_path) == ["link.txt"]
+
+
+@pytest.mark.parametrize("out", ["config.json", "last.pt", "best.pt", "metrics.jsonl",
+                                 "curves.png", "link.pt", "o4"])
+def test_out_is_not_the_run_directory_or_its_files(tmp_path, text, out):
+    """Writes, finding 3: --out naming one of the run directory's files trained and
+    then wrote the final weights over it (a config.json or last.pt that no --resume
+    reads); --out naming the run directory itself trained fully, then failed. Now
+    one line, exit 2, before training."""
+    r = tmp_path / "r"
+    argv = tiny(text, r)
+    if out == "o4":  # no --run-dir: it is --out without .pt, the same path
+        r, argv = tmp_path / "o4", argv[:-2]
+        path, why = r, "is the run directory itself; give a file name like " \
+            f"{r}.pt"
+    elif out == "link.pt":  # a symlink to the run directory's last.pt
+        path, why = tmp_path / out, f"is the run directory's own last.pt; give a " \
+            f"file outside {r}"
+        path.symlink_to("r/last.pt")
+    else:
+        path, why = r / out, f"is the run directory's own {out}; give a file " \
+            f"outside {r}"
+    res = py("-m", "txl_mini", "train", *argv, "--out", str(path))
+    assert res.returncode == 2 and res.stderr == (
+        f"python -m txl_mini train: error: --out {path} {why}\n"), res.stderr
+    assert not r.exists()
+
+
+def test_out_over_a_run_directorys_file_keeps_the_run(tmp_path, text):
+    """Writes, finding 3, with --overwrite: the run was trained again and its
+    config.json replaced by the weights; the run no longer resumed."""
+    r = tmp_path / "r"
+    assert py("-m", "txl_mini", "train", *tiny(text, r, steps=4),
+              "--pause-at", "2").returncode == 0
+    before = {n: (r / n).read_bytes() for n in os.listdir(r)}
+    res = py("-m", "txl_mini", "train", *tiny(text, r, steps=4), "--overwrite",
+             "--out", str(r / "config.json"))
+    assert res.returncode == 2 and "own config.json" in res.stderr, res.stderr
+    assert {n: (r / n).read_bytes() for n in os.listdir(r)} == before
+    res = py("-m", "txl_mini", "train", "--resume", str(r))
+    assert res.returncode == 0 and "resuming at step 2" in res.stdout, res.stderr

@@ -1,11 +1,14 @@
 """Writing files so that a reader never sees half of one: one write-then-rename.
 
 Checkpoints, corpora, the text8 download, run directories and the bench's JSON all
-write through `atomic_path`, so each of them gets the same guarantees.
+write through `atomic_path`, so each of them gets the same guarantees. A symlink is
+followed (its target is written and the link kept, as the shell's `>` does), and what
+is not a regular file (a device, a FIFO, a directory) is never replaced.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 import time
@@ -30,7 +33,10 @@ def atomic_path(path: PathLike) -> Iterator[str]:
     power cut cannot leave the new name pointing at missing data. If the block raises
     (Ctrl-C included), the temporary file is removed and `path` is untouched.
     """
-    path = Path(path)
+    path = write_target(path)
+    if path.exists() and not path.is_file():  # the rename would replace /dev/null
+        raise OSError(errno.EINVAL, "not a regular file; refusing to replace it",
+                      str(path))
     fd, tmp = tempfile.mkstemp(
         dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_SUFFIX
     )
@@ -45,6 +51,15 @@ def atomic_path(path: PathLike) -> Iterator[str]:
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def write_target(path: PathLike) -> Path:
+    """The file a write to `path` replaces: a symlink's target, else `path` itself.
+
+    Renaming over the link itself would turn it into a plain file and leave the file
+    it points to stale; the command-line checks (cli/options.py) resolve the same way.
+    """
+    return Path(os.path.realpath(path))
 
 
 def _mode_for(path: Path) -> int:
@@ -64,7 +79,7 @@ def remove_stale_temps(path: PathLike, older_than: float = 0.0) -> list[str]:
     so a write in progress in another process survives a positive `older_than`.
     Returns the removed paths.
     """
-    path = Path(path)
+    path = write_target(path)  # the temporaries are beside the file a link names
     removed = []
     now = time.time()
     for tmp in path.parent.glob(f".{path.name}.*{TEMP_SUFFIX}"):

@@ -30,6 +30,7 @@ from .options import (
     Parser,
     UsageError,
     check_at_least,
+    check_output,
     check_writable,
     command,
     fail,
@@ -68,9 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def check_json_path(path: str) -> None:
     """--json: a writable file name, checked before minutes of benchmarking."""
-    if os.path.isdir(path):
-        raise UsageError(f"--json {path} is a directory; give a file name")
-    folder = os.path.dirname(os.path.abspath(path))
+    folder = os.path.dirname(check_output(path, "--json"))  # a link's target's folder
     if not os.path.isdir(folder):
         raise UsageError(f"--json {path}: directory {folder} does not exist")
     check_writable(folder, f"--json {path}")

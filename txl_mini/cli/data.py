@@ -14,7 +14,7 @@ from ..corpus import make_offline_corpus, write_offline_corpus
 from ..data import MAX_OFFLINE_CHARS, OFFLINE_CHARS, read_text_file
 from ..files import remove_stale_temps
 from ..text8 import TEXT8_CHARS, DataError, load_text8
-from .options import Parser, UsageError, command
+from .options import Parser, UsageError, check_output, command
 
 # A temporary file of ours untouched this long is dead: a live write renames its own
 # within seconds of creating it (the corpus is generated before the file is opened).
@@ -54,12 +54,14 @@ def _cmd_offline(args: argparse.Namespace) -> None:
     if not 1000 <= args.chars <= MAX_OFFLINE_CHARS:
         raise UsageError(f"--chars must be between 1,000 and {MAX_OFFLINE_CHARS:,} "
                         f"(text8's size), got {args.chars:,}")
-    for opt, path in (("--out", args.out), ("--deps-out", args.deps_out)):
-        if path is None:
-            continue
-        folder = Path(path).expanduser().resolve().parent
-        if Path(path).is_dir():
-            raise DataError(f"{opt} {path} is a directory; give a file name")
+    outs = [(o, p) for o, p in (("--out", args.out), ("--deps-out", args.deps_out))
+            if p is not None]
+    real = [check_output(path, opt) for opt, path in outs]
+    if len(real) == 2 and _same_file(*real):  # the TSV would replace the corpus
+        raise UsageError(f"--deps-out {args.deps_out} is the same file as --out "
+                         f"{args.out}; give the dependencies a file of their own")
+    for (opt, path), target in zip(outs, real):
+        folder = Path(target).parent
         if not folder.is_dir():
             raise DataError(f"{opt} {path}: directory {folder} does not exist; "
                             "create it first")
@@ -82,6 +84,12 @@ def _cmd_offline(args: argparse.Namespace) -> None:
     if args.deps_out:
         print("dependencies (cue, target, length, distance) written to "
               f"{args.deps_out}")
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Two resolved paths name one file: equal, or one inode (a bind mount)."""
+    return a == b or (os.path.exists(a) and os.path.exists(b)
+                      and os.path.samefile(a, b))
 
 
 def _distances(s: str) -> tuple[int, ...]:

@@ -20,6 +20,7 @@ import torch
 
 from ..checkpoint import load_checkpoint
 from ..config import POS_ENCODINGS, PRESETS, ModelConfig
+from ..files import write_target
 
 DEVICES = ("auto", "cpu", "cuda", "mps")
 PROBE = ".probe-"  # an empty file that checks a directory is writable
@@ -114,6 +115,20 @@ def check_writable(folder: str, what: str) -> None:
     except OSError as e:
         raise UsageError(f"{what}: cannot write to {folder}: {e.strerror or e}"
                          ) from None
+
+
+def check_output(path: str, opt: str) -> str:
+    """`opt PATH` names a file to write: a new one or a regular file, else refused
+    before any work (renamed over, /dev/null or a FIFO would be replaced as a plain
+    file). A symlink stands for its target, which is written (files.write_target).
+    Returns the resolved path, to compare with the command's other files."""
+    real = str(write_target(path))
+    if os.path.isdir(real):
+        raise UsageError(f"{opt} {path} is a directory; give a file name")
+    if os.path.exists(real) and not os.path.isfile(real):
+        raise UsageError(f"{opt} {path} is not a regular file (a device, FIFO or "
+                         "socket); give a file name")
+    return real
 
 
 def preset_help() -> str:

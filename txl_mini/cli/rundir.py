@@ -17,7 +17,7 @@ from dataclasses import asdict
 
 from ..files import TEMP_SUFFIX, atomic_path, remove_stale_temps
 from .lock import LOCK_NAME, RunLock
-from .options import PROBE, UsageError, check_writable
+from .options import PROBE, UsageError, check_output, check_writable
 
 FILES = ("config.json", "metrics.jsonl", "curves.png", "last.pt", "best.pt")
 
@@ -47,6 +47,8 @@ def prepare_run_dir(args, created: list) -> RunLock:
     killed run (kill -9 during a checkpoint write) are removed once the lock is held.
     """
     d = args.run_dir
+    if args.out:
+        _check_out(args.out, d)
     if not args.resume:  # a resumed DIR is checked by the resume options
         _check_new(args, d, created)
     lock = RunLock(d)
@@ -70,14 +72,10 @@ def _check_new(args, d: str, created: list) -> None:
         if not args.overwrite and set(os.listdir(d)) & set(FILES):
             raise UsageError(f"run directory {d} already exists; pass --resume {d} "
                              "to continue it or --overwrite to start over")
-    if args.out:
-        if os.path.isdir(args.out):
-            raise UsageError(f"--out {args.out} is a directory; give a file name like "
-                             f"{os.path.join(args.out, 'model.pt')}")
-        if os.path.exists(args.out) and not args.overwrite:
-            raise UsageError(f"--out {args.out} already exists; pass --overwrite to "
-                             "replace it")
-    out_dir = [os.path.dirname(os.path.abspath(args.out))] if args.out else []
+    if args.out and os.path.exists(args.out) and not args.overwrite:
+        raise UsageError(f"--out {args.out} already exists; pass --overwrite to "
+                         "replace it")
+    out_dir = [os.path.dirname(os.path.realpath(args.out))] if args.out else []
     for folder in [d] + out_dir:
         try:
             if not os.path.isdir(folder):
@@ -86,6 +84,23 @@ def _check_new(args, d: str, created: list) -> None:
         except OSError as e:
             raise UsageError(f"cannot write to {folder}: {e.strerror or e}") from None
         check_writable(folder, "--run-dir" if folder == d else "--out")
+
+
+def _check_out(out: str, d: str) -> None:
+    """--out: a file of its own. Written over the run directory's config.json or
+    last.pt, the final weights would leave a run that cannot resume; named like the
+    run directory itself, they would fail after the whole run."""
+    real = os.path.realpath(out)
+    if real == os.path.realpath(d):
+        raise UsageError(f"--out {out} is the run directory itself; give a file name "
+                         f"like {out}.pt")
+    if real in {os.path.realpath(os.path.join(d, n)) for n in FILES + (LOCK_NAME,)}:
+        raise UsageError(f"--out {out} is the run directory's own "
+                         f"{os.path.basename(real)}; give a file outside {d}")
+    if os.path.isdir(out):
+        raise UsageError(f"--out {out} is a directory; give a file name like "
+                         f"{os.path.join(out, 'model.pt')}")
+    check_output(out, "--out")  # a device or a FIFO; a symlink: its target
 
 
 def clear_run_dir(d: str) -> None:
