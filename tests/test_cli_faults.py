@@ -140,11 +140,11 @@ def test_a_run_that_died_before_its_first_checkpoint_resumes(small_disk, text,
         torch.equal(v, b["state_dict"][k]) for k, v in a["state_dict"].items())
 
 
-def into_closed_pipe(argv, lines):
-    """`python -m txl_mini ARGV | head -LINES`: the reader goes after LINES lines
+def into_closed_pipe(argv, lines, module="txl_mini"):
+    """`python -m MODULE ARGV | head -LINES`: the reader goes after LINES lines
     (0: before anything is written)."""
     read, write = os.pipe()
-    proc = subprocess.Popen([sys.executable, "-m", "txl_mini", *argv], env=ENV,
+    proc = subprocess.Popen([sys.executable, "-m", module, *argv], env=ENV,
                             stdout=write, stderr=subprocess.PIPE, text=True)
     os.close(write)
     with os.fdopen(read) as reader:
@@ -171,6 +171,22 @@ def test_a_pipe_closed_early_is_quiet(tmp_path, text):
         assert "Exception ignored" not in err, (argv, err)
         if argv[0] == "train":  # the run itself finished
             assert read_checkpoint(r / "last.pt")["extra"]["step"] == 2
+
+
+@pytest.mark.parametrize("module, argv", [
+    ("txl_mini", ["--help"]),
+    ("txl_mini.cli.train", tiny("{d}/text.txt", "{d}/piped")),
+    ("txl_mini.cli.evaluate", ["{d}/r", "--quiet"]),
+    ("txl_mini.cli.sample", ["{d}/r", "--quiet", "--chars", "20"]),
+    ("txl_mini.cli.data", ["stats", "{d}/text.txt"]),
+])
+def test_a_pipe_closed_early_is_quiet_however_started(run_dir, module, argv):
+    """A fresh probe: `python -m txl_mini --help | true` (the listing was printed
+    outside main's try) and `python -m txl_mini.cli.train ... | true` (each module's
+    own __main__ block bypassed it) gave a BrokenPipeError traceback."""
+    d = str(run_dir)
+    code, err = into_closed_pipe([a.replace("{d}", d) for a in argv], 0, module)
+    assert code == 141 and err == "", (module, argv, err)
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc (Linux)")

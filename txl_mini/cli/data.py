@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -129,4 +128,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":  # python -m txl_mini.cli.data: the same command
-    sys.exit(main())
+    from . import run_module  # through the package's main (Ctrl-C, a closed pipe)
+
+    run_module("data")

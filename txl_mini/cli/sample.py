@@ -94,4 +94,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":  # python -m txl_mini.cli.sample: the same command
-    sys.exit(main())
+    from . import run_module  # through the package's main (Ctrl-C, a closed pipe)
+
+    run_module("sample")
