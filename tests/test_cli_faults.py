@@ -394,3 +394,28 @@ def test_train_takes_a_chapters_corpus_by_name(tmp_path):
     assert res.returncode == 1 and res.stderr.strip() == (
         "python -m txl_mini train: error: corpus 'cue' is generated from its recorded "
         "settings; it reads no file")
+
+
+
+def test_data_offline_on_a_full_disk_is_one_line_and_keeps_the_old_pair(small_disk,
+                                                                        tmp_path):
+    """A fresh probe: a full disk gave a 20-line OSError traceback; and with a corpus
+    that fit but a --deps-out that did not, the new corpus had already replaced the
+    old one, beside the old plantings."""
+    disk = small_disk(64)
+    out = disk / "c.txt"
+    res = py("-m", "txl_mini", "data", "offline", "--chars", "200000", "--out", out)
+    assert res.returncode == 1 and res.stderr == (f"python -m txl_mini data: error: "
+                                                  f"cannot write {out}: No space left "
+                                                  "on device\n"), res.stderr
+    assert os.listdir(disk) == []  # no temporary left
+    corpus, deps = tmp_path / "c.txt", small_disk(4) / "d.tsv"  # one page
+    argv = ["data", "offline", "--out", corpus, "--deps-out", deps]
+    assert py("-m", "txl_mini", *argv, "--chars", "2000").returncode == 0
+    old = corpus.read_text(), deps.read_text()  # the old plantings fill the page
+    res = py("-m", "txl_mini", *argv, "--chars", "200000")
+    assert res.returncode == 1 and res.stderr == (f"python -m txl_mini data: error: "
+                                                  f"cannot write {deps}: No space "
+                                                  "left on device\n"), res.stderr
+    assert (corpus.read_text(), deps.read_text()) == old
+    assert not list(tmp_path.rglob(".*.tmp"))

@@ -71,7 +71,10 @@ def _cmd_offline(args: argparse.Namespace) -> None:
     if empty:  # before anything is written
         raise UsageError(f"--distances {empty[0]}: no name fits that far apart in "
                         f"{args.chars:,} characters; lower it or raise --chars")
-    write_offline_corpus(corpus, args.out, deps_path=args.deps_out)
+    try:
+        write_offline_corpus(corpus, args.out, deps_path=args.deps_out)
+    except OSError as e:  # a full disk: what it could not write (nothing replaced)
+        raise DataError(f"cannot write {e.filename}: {e.strerror}") from None
     print(f"wrote {len(corpus.text):,} chars of corpus '{corpus.name}' "
           f"(seed {args.seed}) to {args.out}")
     for d in corpus.distances:
