@@ -5,6 +5,7 @@ import glob
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -419,3 +420,42 @@ def test_data_offline_on_a_full_disk_is_one_line_and_keeps_the_old_pair(small_di
                                                   "left on device\n"), res.stderr
     assert (corpus.read_text(), deps.read_text()) == old
     assert not list(tmp_path.rglob(".*.tmp"))
+
+def unprivileged(tmp_path):
+    """The command prefix under which chmod 000 holds: none for a user; for root,
+    which reads any file, setpriv dropping the two capabilities that let it (a skip
+    where that is not possible)."""
+    if os.geteuid() != 0:
+        return []
+    caps = "-dac_override,-dac_read_search"
+    prefix = ["setpriv", f"--bounding-set={caps}", f"--inh-caps={caps}"]
+    probe = tmp_path / "probe"
+    probe.write_text("x")
+    probe.chmod(0)
+    try:
+        works = subprocess.run([*prefix, "true"]).returncode == 0 and subprocess.run(
+            [*prefix, "cat", str(probe)], capture_output=True).returncode != 0
+    except FileNotFoundError:  # no setpriv
+        works = False
+    probe.unlink()
+    if not works:
+        pytest.skip("root reads a chmod 000 file and setpriv cannot stop it here")
+    return prefix
+
+
+def test_an_unreadable_checkpoint_is_one_line(run_dir, tmp_path):
+    """A fresh probe: with best.pt and last.pt unreadable (chmod 000), sample gave a
+    PermissionError traceback, evaluate the raw '[Errno 13] ...', and train --resume
+    'Permission denied; no checkpoint was written yet', which was false."""
+    prefix = unprivileged(tmp_path)
+    a = tmp_path / "a"
+    shutil.copytree(run_dir / "r", a)
+    for name in ("best.pt", "last.pt"):
+        (a / name).chmod(0)
+    for argv, name in [(["sample", a], "best.pt"), (["evaluate", a], "best.pt"),
+                       (["train", "--resume", a], "last.pt")]:
+        res = subprocess.run([*prefix, sys.executable, "-m", "txl_mini", *map(
+            str, argv)], env=ENV, text=True, capture_output=True, timeout=300)
+        assert res.returncode == 1 and res.stderr == (
+            f"python -m txl_mini {argv[0]}: error: cannot read {a}/{name}: "
+            "Permission denied\n"), res.stderr
