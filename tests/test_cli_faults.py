@@ -285,6 +285,54 @@ def test_a_hand_edited_config_is_one_line(tmp_path, text, edit, line):
         f"python -m txl_mini train: error: --resume {r}: config.json {line}")
 
 
+@pytest.fixture(scope="module")
+def paused(tmp_path_factory):
+    """A run paused at step 2 of 4, for tests to edit copies of its config.json."""
+    from cli_text import words
+    d = tmp_path_factory.mktemp("paused")
+    (d / "text.txt").write_text(words(2000))
+    assert py("-m", "txl_mini", "train", *tiny(str(d / "text.txt"), d / "r", steps=4),
+              "--pause-at", "2").returncode == 0
+    return d / "r"
+
+
+NULLABLE = ["steps", "batch_size", "warmup", "lr", "clip", "seed", "save_every",
+            "log_every", "offline_chars", "preset"]
+
+
+@pytest.mark.parametrize("keys, value, line", [
+    *[(("args", k), None, f"has {k} = null, not a valid --{k.replace('_', '-')} value")
+      for k in NULLABLE],
+    (("args", "steps"), "drop", "has no steps (the run's --steps)"),
+    (("corpus",), "drop", "has no corpus (the record of the text the run trained on)"),
+    (("corpus",), "offline",
+     'has corpus = "offline", not the record of the text the run trained on'),
+    (("corpus", "sha1"), "drop", "has no corpus.sha1 (the text's fingerprint)"),
+    (("corpus", "sha1"), 5, "has corpus.sha1 = 5, not the text's fingerprint"),
+])
+def test_nulls_and_a_damaged_corpus_record_in_config_are_one_line(paused, tmp_path,
+                                                                   keys, value, line):
+    """A fresh probe: null in config.json's args gave TypeError tracebacks (the type
+    check let None through), the corpus record missing, a string or without a str
+    sha1 KeyError or TypeError ones, and args without steps trained the default 500."""
+    r = tmp_path / "r"
+    shutil.copytree(paused, r)
+    config = json.loads((r / "config.json").read_text())
+    *path, key = keys
+    d = config
+    for k in path:
+        d = d[k]
+    if value == "drop":
+        del d[key]
+    else:
+        d[key] = value
+    (r / "config.json").write_text(json.dumps(config))
+    res = py("-m", "txl_mini", "train", "--resume", str(r))
+    assert res.returncode == 2 and res.stderr == (
+        f"python -m txl_mini train: error: --resume {r}: config.json {line}\n"
+    ), res.stderr
+
+
 @pytest.mark.parametrize("command", ["train", "evaluate", "sample", "data", "bench"])
 def test_help_claims_no_speed_factor(command):
     """Item 8: `evaluate --help` promised '--batch-size 8 is about 10x faster' (1.6x
