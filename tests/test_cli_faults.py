@@ -507,3 +507,18 @@ def test_an_unreadable_checkpoint_is_one_line(run_dir, tmp_path):
         assert res.returncode == 1 and res.stderr == (
             f"python -m txl_mini {argv[0]}: error: cannot read {a}/{name}: "
             "Permission denied\n"), res.stderr
+
+
+@pytest.mark.parametrize("value", ["-1", "nan", "inf"])
+def test_a_bad_init_std_is_refused_before_the_corpus(tmp_path, value):
+    """A fresh probe: --init-std -1 (nan, inf) was not checked up front: the corpus
+    was built, then the model's init failed with a RuntimeError traceback and left
+    an empty run directory. Now ModelConfig checks it; a corpus that cannot be read
+    shows the option is refused first."""
+    r = tmp_path / "r"
+    res = py("-m", "txl_mini", "train", "--preset", "tiny", "--init-std", value,
+             "--path", str(tmp_path / "no_such.txt"), "--run-dir", str(r))
+    assert res.returncode == 2 and res.stderr == (
+        "python -m txl_mini train: error: --init-std must be a finite number > 0, "
+        f"got {float(value)}\n"), res.stderr
+    assert not r.exists()
