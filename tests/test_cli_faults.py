@@ -5,6 +5,7 @@ import glob
 import json
 import os
 import re
+import shutil
 import signal
 import stat
 import subprocess
@@ -141,11 +142,11 @@ def test_a_run_that_died_before_its_first_checkpoint_resumes(small_disk, text,
         torch.equal(v, b["state_dict"][k]) for k, v in a["state_dict"].items())
 
 
-def into_closed_pipe(argv, lines):
-    """`python -m txl_mini ARGV | head -LINES`: the reader goes after LINES lines
+def into_closed_pipe(argv, lines, module="txl_mini"):
+    """`python -m MODULE ARGV | head -LINES`: the reader goes after LINES lines
     (0: before anything is written)."""
     read, write = os.pipe()
-    proc = subprocess.Popen([sys.executable, "-m", "txl_mini", *argv], env=ENV,
+    proc = subprocess.Popen([sys.executable, "-m", module, *argv], env=ENV,
                             stdout=write, stderr=subprocess.PIPE, text=True)
     os.close(write)
     with os.fdopen(read) as reader:
@@ -172,6 +173,22 @@ def test_a_pipe_closed_early_is_quiet(tmp_path, text):
         assert "Exception ignored" not in err, (argv, err)
         if argv[0] == "train":  # the run itself finished
             assert read_checkpoint(r / "last.pt")["extra"]["step"] == 2
+
+
+@pytest.mark.parametrize("module, argv", [
+    ("txl_mini", ["--help"]),
+    ("txl_mini.cli.train", tiny("{d}/text.txt", "{d}/piped")),
+    ("txl_mini.cli.evaluate", ["{d}/r", "--quiet"]),
+    ("txl_mini.cli.sample", ["{d}/r", "--quiet", "--chars", "20"]),
+    ("txl_mini.cli.data", ["stats", "{d}/text.txt"]),
+])
+def test_a_pipe_closed_early_is_quiet_however_started(run_dir, module, argv):
+    """A fresh probe: `python -m txl_mini --help | true` (the listing was printed
+    outside main's try) and `python -m txl_mini.cli.train ... | true` (each module's
+    own __main__ block bypassed it) gave a BrokenPipeError traceback."""
+    d = str(run_dir)
+    code, err = into_closed_pipe([a.replace("{d}", d) for a in argv], 0, module)
+    assert code == 141 and err == "", (module, argv, err)
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc (Linux)")
@@ -267,6 +284,54 @@ def test_a_hand_edited_config_is_one_line(tmp_path, text, edit, line):
     res = py("-m", "txl_mini", "train", "--resume", str(r))
     assert res.returncode == 2 and res.stderr.strip() == (
         f"python -m txl_mini train: error: --resume {r}: config.json {line}")
+
+
+@pytest.fixture(scope="module")
+def paused(tmp_path_factory):
+    """A run paused at step 2 of 4, for tests to edit copies of its config.json."""
+    from cli_text import words
+    d = tmp_path_factory.mktemp("paused")
+    (d / "text.txt").write_text(words(2000))
+    assert py("-m", "txl_mini", "train", *tiny(str(d / "text.txt"), d / "r", steps=4),
+              "--pause-at", "2").returncode == 0
+    return d / "r"
+
+
+NULLABLE = ["steps", "batch_size", "warmup", "lr", "clip", "seed", "save_every",
+            "log_every", "offline_chars", "preset"]
+
+
+@pytest.mark.parametrize("keys, value, line", [
+    *[(("args", k), None, f"has {k} = null, not a valid --{k.replace('_', '-')} value")
+      for k in NULLABLE],
+    (("args", "steps"), "drop", "has no steps (the run's --steps)"),
+    (("corpus",), "drop", "has no corpus (the record of the text the run trained on)"),
+    (("corpus",), "offline",
+     'has corpus = "offline", not the record of the text the run trained on'),
+    (("corpus", "sha1"), "drop", "has no corpus.sha1 (the text's fingerprint)"),
+    (("corpus", "sha1"), 5, "has corpus.sha1 = 5, not the text's fingerprint"),
+])
+def test_nulls_and_a_damaged_corpus_record_in_config_are_one_line(paused, tmp_path,
+                                                                   keys, value, line):
+    """A fresh probe: null in config.json's args gave TypeError tracebacks (the type
+    check let None through), the corpus record missing, a string or without a str
+    sha1 KeyError or TypeError ones, and args without steps trained the default 500."""
+    r = tmp_path / "r"
+    shutil.copytree(paused, r)
+    config = json.loads((r / "config.json").read_text())
+    *path, key = keys
+    d = config
+    for k in path:
+        d = d[k]
+    if value == "drop":
+        del d[key]
+    else:
+        d[key] = value
+    (r / "config.json").write_text(json.dumps(config))
+    res = py("-m", "txl_mini", "train", "--resume", str(r))
+    assert res.returncode == 2 and res.stderr == (
+        f"python -m txl_mini train: error: --resume {r}: config.json {line}\n"
+    ), res.stderr
 
 
 @pytest.mark.parametrize("command", ["train", "evaluate", "sample", "data", "bench"])
@@ -478,3 +543,82 @@ def test_out_over_a_run_directorys_file_keeps_the_run(tmp_path, text):
     assert {n: (r / n).read_bytes() for n in os.listdir(r)} == before
     res = py("-m", "txl_mini", "train", "--resume", str(r))
     assert res.returncode == 0 and "resuming at step 2" in res.stdout, res.stderr
+
+
+
+def test_data_offline_on_a_full_disk_is_one_line_and_keeps_the_old_pair(small_disk,
+                                                                        tmp_path):
+    """A fresh probe: a full disk gave a 20-line OSError traceback; and with a corpus
+    that fit but a --deps-out that did not, the new corpus had already replaced the
+    old one, beside the old plantings."""
+    disk = small_disk(64)
+    out = disk / "c.txt"
+    res = py("-m", "txl_mini", "data", "offline", "--chars", "200000", "--out", out)
+    assert res.returncode == 1 and res.stderr == (f"python -m txl_mini data: error: "
+                                                  f"cannot write {out}: No space left "
+                                                  "on device\n"), res.stderr
+    assert os.listdir(disk) == []  # no temporary left
+    corpus, deps = tmp_path / "c.txt", small_disk(4) / "d.tsv"  # one page
+    argv = ["data", "offline", "--out", corpus, "--deps-out", deps]
+    assert py("-m", "txl_mini", *argv, "--chars", "2000").returncode == 0
+    old = corpus.read_text(), deps.read_text()  # the old plantings fill the page
+    res = py("-m", "txl_mini", *argv, "--chars", "200000")
+    assert res.returncode == 1 and res.stderr == (f"python -m txl_mini data: error: "
+                                                  f"cannot write {deps}: No space "
+                                                  "left on device\n"), res.stderr
+    assert (corpus.read_text(), deps.read_text()) == old
+    assert not list(tmp_path.rglob(".*.tmp"))
+
+def unprivileged(tmp_path):
+    """The command prefix under which chmod 000 holds: none for a user; for root,
+    which reads any file, setpriv dropping the two capabilities that let it (a skip
+    where that is not possible)."""
+    if os.geteuid() != 0:
+        return []
+    caps = "-dac_override,-dac_read_search"
+    prefix = ["setpriv", f"--bounding-set={caps}", f"--inh-caps={caps}"]
+    probe = tmp_path / "probe"
+    probe.write_text("x")
+    probe.chmod(0)
+    try:
+        works = subprocess.run([*prefix, "true"]).returncode == 0 and subprocess.run(
+            [*prefix, "cat", str(probe)], capture_output=True).returncode != 0
+    except FileNotFoundError:  # no setpriv
+        works = False
+    probe.unlink()
+    if not works:
+        pytest.skip("root reads a chmod 000 file and setpriv cannot stop it here")
+    return prefix
+
+
+def test_an_unreadable_checkpoint_is_one_line(run_dir, tmp_path):
+    """A fresh probe: with best.pt and last.pt unreadable (chmod 000), sample gave a
+    PermissionError traceback, evaluate the raw '[Errno 13] ...', and train --resume
+    'Permission denied; no checkpoint was written yet', which was false."""
+    prefix = unprivileged(tmp_path)
+    a = tmp_path / "a"
+    shutil.copytree(run_dir / "r", a)
+    for name in ("best.pt", "last.pt"):
+        (a / name).chmod(0)
+    for argv, name in [(["sample", a], "best.pt"), (["evaluate", a], "best.pt"),
+                       (["train", "--resume", a], "last.pt")]:
+        res = subprocess.run([*prefix, sys.executable, "-m", "txl_mini", *map(
+            str, argv)], env=ENV, text=True, capture_output=True, timeout=300)
+        assert res.returncode == 1 and res.stderr == (
+            f"python -m txl_mini {argv[0]}: error: cannot read {a}/{name}: "
+            "Permission denied\n"), res.stderr
+
+
+@pytest.mark.parametrize("value", ["-1", "nan", "inf"])
+def test_a_bad_init_std_is_refused_before_the_corpus(tmp_path, value):
+    """A fresh probe: --init-std -1 (nan, inf) was not checked up front: the corpus
+    was built, then the model's init failed with a RuntimeError traceback and left
+    an empty run directory. Now ModelConfig checks it; a corpus that cannot be read
+    shows the option is refused first."""
+    r = tmp_path / "r"
+    res = py("-m", "txl_mini", "train", "--preset", "tiny", "--init-std", value,
+             "--path", str(tmp_path / "no_such.txt"), "--run-dir", str(r))
+    assert res.returncode == 2 and res.stderr == (
+        "python -m txl_mini train: error: --init-std must be a finite number > 0, "
+        f"got {float(value)}\n"), res.stderr
+    assert not r.exists()

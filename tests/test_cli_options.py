@@ -54,6 +54,7 @@ def test_options_override_the_preset(tmp_path, text):
     (["--clamp-len", "4", "--pos-enc", "shaw"], "error: --clamp-len does nothing"),
     (["--vocab-size", "5"], "error: --vocab-size must be >= 27"),
     (["--vanilla", "--pos-enc", "shaw"], "error: --pos-enc: the vanilla baseline"),
+    (["--init-std", "-1"], "error: --init-std must be a finite number > 0, got -1"),
 ])
 def test_a_bad_model_value_names_its_option(tmp_path, capsys, args, line):
     assert train_main(["--run-dir", str(tmp_path / "r"), *args]) == 2

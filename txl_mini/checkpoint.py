@@ -43,6 +43,11 @@ class CheckpointNotFound(CheckpointError, FileNotFoundError):
     """No file at the path (also a FileNotFoundError, for callers catching OSError)."""
 
 
+class CheckpointUnreadable(CheckpointError):
+    """A file there that this process may not read (its permissions); the message,
+    `cannot read PATH: Permission denied`, blames the access, not the file."""
+
+
 def _check_plain(obj: Any, where: str) -> None:
     """TypeError unless obj is only tensors and plain data (what weights_only loads)."""
     if isinstance(obj, dict):
@@ -116,10 +121,14 @@ def read_checkpoint(path: str, device=None) -> dict:
     size = os.path.getsize(path)
     if size == 0:
         raise CheckpointError(f"{path}: empty file (0 bytes), not a checkpoint")
-    with open(path, "rb") as f:
-        if f.read(4) != b"PK\x03\x04":  # torch.save writes a zip archive
-            raise CheckpointError(
-                f"{path}: not a txl_mini checkpoint (not a PyTorch zip file)")
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4)
+    except OSError as e:  # no read permission: the file may be fine
+        raise CheckpointUnreadable(f"cannot read {path}: {e.strerror}") from None
+    if head != b"PK\x03\x04":  # torch.save writes a zip archive
+        raise CheckpointError(
+            f"{path}: not a txl_mini checkpoint (not a PyTorch zip file)")
     try:
         ckpt = torch.load(path, map_location=device or "cpu", weights_only=True)
     except pickle.UnpicklingError as e:

@@ -6,6 +6,7 @@ K = M + L keys, H heads, D head dim, C d_model, V vocab.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 POS_ENCODINGS = ("relative", "absolute", "shaw")
@@ -90,6 +91,12 @@ class ModelConfig:
                 raise ValueError(
                     f"ModelConfig.{name} must be in [0, 1), got {getattr(self, name)}"
                 )
+        if not (math.isfinite(self.init_std) and self.init_std > 0):
+            # normal_ refuses a negative std; nan or inf weights train nothing
+            raise ValueError(
+                "ModelConfig.init_std must be a finite number > 0, "
+                f"got {self.init_std}"
+            )
         if self.pos_enc not in POS_ENCODINGS:
             raise ValueError(
                 f"ModelConfig.pos_enc must be one of {POS_ENCODINGS}, "

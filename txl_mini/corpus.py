@@ -19,7 +19,9 @@ name starts right here.
 """
 from __future__ import annotations
 
+import os
 import random
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
@@ -216,16 +218,20 @@ def offline_splits(n_chars: int, *, seed: int = 0,
 
 def write_offline_corpus(corpus: OfflineCorpus, path: PathLike,
                          deps_path: Optional[PathLike] = None) -> None:
-    """Write the text (and optionally a TSV of the plantings), atomically."""
-    _write_text(path, corpus.text)
+    """Write the text (and optionally a TSV of the plantings), atomically. Both are
+    written before either is renamed, so a failure (a full disk) leaves the old pair,
+    never a new corpus beside old plantings; an OSError names the file, not its
+    temporary."""
+    files = [(path, corpus.text)]
     if deps_path is not None:
         rows = ["cue\ttarget\tlength\tdistance"]
         rows += ["\t".join(map(str, d)) for d in corpus.deps]
-        _write_text(deps_path, "\n".join(rows) + "\n")
-
-
-def _write_text(path: PathLike, text: str) -> None:
-    # A reader never sees a half-written corpus: the name appears only when complete.
-    with atomic_path(path) as tmp:
-        with open(tmp, "w", encoding="ascii", newline="") as f:
-            f.write(text)
+        files.append((deps_path, "\n".join(rows) + "\n"))
+    with ExitStack() as renames:  # each atomic_path renames as the stack unwinds
+        for name, text in files:
+            try:
+                tmp = renames.enter_context(atomic_path(name))
+                with open(tmp, "w", encoding="ascii", newline="") as f:
+                    f.write(text)
+            except OSError as e:  # ENOSPC names no file
+                raise OSError(e.errno, e.strerror, os.fspath(name)) from None

@@ -22,24 +22,38 @@ USAGE = "usage: python -m txl_mini <command> [options]   (--help after a command
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    if not argv or argv[0] not in COMMANDS:
-        helped = bool(argv) and argv[0] in ("-h", "--help")  # else: usage, exit 2
-        out = sys.stdout if helped else sys.stderr
-        if argv and not helped:
-            print(f"python -m txl_mini: unknown command {argv[0]!r}", file=out)
-        print(USAGE + "\n\ncommands:", file=out)
-        for name, what in COMMANDS.items():
-            print(f"  {name:<9} {what}", file=out)
-        return 0 if helped else 2
+    name = argv[0] if argv and argv[0] in COMMANDS else None
     try:
-        code = import_module(f"{__name__}.{argv[0]}").main(argv[1:])
-        sys.stdout.flush()  # a closed pipe shows here, not at Python's exit
-        return code
+        try:
+            if name is None:
+                return _list_commands(argv)
+            return import_module(f"{__name__}.{name}").main(argv[1:])
+        finally:  # a closed pipe shows here, not at Python's exit
+            sys.stdout.flush()
     except KeyboardInterrupt:  # what a command does not handle itself: one line
-        print(f"\npython -m txl_mini {argv[0]}: interrupted", file=sys.stderr)
+        print(f"\npython -m txl_mini{' ' + name if name else ''}: interrupted",
+              file=sys.stderr)
         return 130
     except BrokenPipeError:  # `... | head -1`: the reader has all it wanted
         devnull = os.open(os.devnull, os.O_WRONLY)
         for stream in (sys.stdout, sys.stderr):  # no second error at Python's flush
             os.dup2(devnull, stream.fileno())
         return 141  # 128 + SIGPIPE, as a killed writer would
+
+
+def _list_commands(argv: list) -> int:
+    """No command, --help or an unknown one: the commands (stdout only for --help)."""
+    helped = bool(argv) and argv[0] in ("-h", "--help")  # else: usage, exit 2
+    out = sys.stdout if helped else sys.stderr
+    if argv and not helped:
+        print(f"python -m txl_mini: unknown command {argv[0]!r}", file=out)
+    print(USAGE + "\n\ncommands:", file=out)
+    for cmd, what in COMMANDS.items():
+        print(f"  {cmd:<9} {what}", file=out)
+    return 0 if helped else 2
+
+
+def run_module(name: str) -> None:
+    """`python -m txl_mini.cli.NAME ...` is `python -m txl_mini NAME ...`, through
+    main() above: its closed pipe and Ctrl-C end the same way."""
+    sys.exit(main([name, *sys.argv[1:]]))

@@ -16,7 +16,6 @@ import argparse
 import json
 import logging
 import os
-import sys
 import time
 from contextlib import nullcontext
 
@@ -214,5 +213,7 @@ def format_report(r: dict) -> str:
     return "\n".join(lines)
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # python -m txl_mini.cli.bench: the same command
+    from . import run_module  # through the package's main (Ctrl-C, a closed pipe)
+
+    run_module("bench")

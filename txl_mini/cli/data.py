@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -74,7 +73,10 @@ def _cmd_offline(args: argparse.Namespace) -> None:
     if empty:  # before anything is written
         raise UsageError(f"--distances {empty[0]}: no name fits that far apart in "
                         f"{args.chars:,} characters; lower it or raise --chars")
-    write_offline_corpus(corpus, args.out, deps_path=args.deps_out)
+    try:
+        write_offline_corpus(corpus, args.out, deps_path=args.deps_out)
+    except OSError as e:  # a full disk: what it could not write (nothing replaced)
+        raise DataError(f"cannot write {e.filename}: {e.strerror}") from None
     print(f"wrote {len(corpus.text):,} chars of corpus '{corpus.name}' "
           f"(seed {args.seed}) to {args.out}")
     for d in corpus.distances:
@@ -137,4 +139,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":  # python -m txl_mini.cli.data: the same command
-    sys.exit(main())
+    from . import run_module  # through the package's main (Ctrl-C, a closed pipe)
+
+    run_module("data")

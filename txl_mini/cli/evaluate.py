@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 
 from ..corpus import BOOK_CORPORA
 from ..data import CORPORA, OFFLINE_CHARS, load_corpus_split
@@ -149,4 +148,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":  # python -m txl_mini.cli.evaluate: the same command
-    sys.exit(main())
+    from . import run_module  # through the package's main (Ctrl-C, a closed pipe)
+
+    run_module("evaluate")

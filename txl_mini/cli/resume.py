@@ -31,6 +31,7 @@ def restore_options(args, argv, parser: argparse.ArgumentParser) -> dict:
     if not os.path.isfile(os.path.join(args.resume, "config.json")):
         raise UsageError(f"--resume {args.resume}: no config.json there; is it a run "
                          "directory written by python -m txl_mini train?")
+    defaults = {a.dest: a.default for a in parser._actions}
     for action in parser._actions:  # parsed again, only the options given remain
         action.default = argparse.SUPPRESS
     given = set(vars(parser.parse_args(argv)))
@@ -53,26 +54,49 @@ def restore_options(args, argv, parser: argparse.ArgumentParser) -> dict:
         print(f"note: the run trained with --threads {was}; with {args.threads} it "
               "continues, but not bitwise as it would have (floating-point sums "
               "split differently)", file=sys.stderr)
-    check_types(parser, saved, f"--resume {args.resume}: config.json")
+    where = f"--resume {args.resume}: config.json"
+    check_types(parser, saved, where, defaults)
+    check_corpus(config, where)
     for k, v in saved.items():
         if k not in given and k not in ("resume", "run_dir", "pause_at"):
             setattr(args, k, v)
     return config
 
 
-def check_types(parser: argparse.ArgumentParser, saved: dict, where: str) -> None:
+def check_types(parser: argparse.ArgumentParser, saved: dict, where: str,
+                defaults: dict) -> None:
     """A hand-edited config.json: each option's value of the type (and among the
-    choices) its option takes, or one line naming it."""
+    choices) its option takes, or one line naming it. null, or no key, only where
+    the option's default is None: else the run would go on with today's default (a
+    run with no steps trained 500)."""
     for action in parser._actions:
-        v = saved.get(action.dest)
-        if v is None or action.dest == "help":
+        v, opt = saved.get(action.dest), action.option_strings[0]
+        if action.dest == "help" or (v is None and defaults[action.dest] is None):
             continue
+        if action.dest not in saved:
+            raise UsageError(f"{where} has no {action.dest} (the run's {opt})")
         want = action.type or (bool if action.nargs == 0 else str)
         ok = isinstance(v, want) and not (want is int and isinstance(v, bool))
         ok = ok or (want is float and type(v) is int)
         if not ok or (action.choices and v not in action.choices):
             raise UsageError(f"{where} has {action.dest} = {json.dumps(v)}, not a "
-                             f"valid {action.option_strings[0]} value")
+                             f"valid {opt} value")
+
+
+def check_corpus(config: dict, where: str) -> None:
+    """The corpus record, whose sha1 a resumed run compares with the text it reads."""
+    corpus = config.get("corpus")
+    if "corpus" not in config:
+        raise UsageError(f"{where} has no corpus (the record of the text the run "
+                         "trained on)")
+    if not isinstance(corpus, dict):
+        raise UsageError(f"{where} has corpus = {json.dumps(corpus)}, not the record "
+                         "of the text the run trained on")
+    if "sha1" not in corpus:
+        raise UsageError(f"{where} has no corpus.sha1 (the text's fingerprint)")
+    if not isinstance(corpus["sha1"], str):
+        raise UsageError(f"{where} has corpus.sha1 = {json.dumps(corpus['sha1'])}, "
+                         "not the text's fingerprint")
 
 
 def read_last(run_dir: str, config: dict, steps: int, device) -> dict:

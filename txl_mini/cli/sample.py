@@ -9,7 +9,7 @@ import time
 
 import torch
 
-from ..checkpoint import CheckpointError
+from ..checkpoint import CheckpointError, CheckpointUnreadable
 from ..data import CharVocab
 from ..model import VanillaTransformer
 from ..sample import generate
@@ -62,6 +62,8 @@ def main(argv=None) -> int:
         raise UsageError("prompt: give at least one character")
     try:
         model, meta, path, device = open_checkpoint(args)
+    except CheckpointUnreadable:  # "cannot read PATH: ..." says all (a ValueError)
+        raise
     except CheckpointError as e:
         raise ValueError(f"cannot load checkpoint {e}") from None
     gen = None
@@ -94,4 +96,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":  # python -m txl_mini.cli.sample: the same command
-    sys.exit(main())
+    from . import run_module  # through the package's main (Ctrl-C, a closed pipe)
+
+    run_module("sample")

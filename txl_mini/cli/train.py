@@ -226,4 +226,6 @@ def _one_line(e: BaseException, run_dir) -> tuple[str, int]:
 
 
 if __name__ == "__main__":  # python -m txl_mini.cli.train: the same command
-    sys.exit(main())
+    from . import run_module  # through the package's main (Ctrl-C, a closed pipe)
+
+    run_module("train")
