@@ -150,13 +150,13 @@ def read_metrics(run_dir: str) -> list[dict]:
     path = os.path.join(run_dir, "metrics.jsonl")
     if not os.path.exists(path):
         return []
-    with open(path) as f:
+    with open(path, "rb") as f:  # a byte that is not UTF-8 spoils its line only
         lines = f.readlines()
     out = []
     for i, line in enumerate(lines):
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
+            record = json.loads(line.decode())
+        except ValueError:  # not JSON, or not UTF-8 (a UnicodeDecodeError)
             record = None
         if isinstance(record, dict) and isinstance(record.get("step"), int):
             out.append(record)
