@@ -190,7 +190,8 @@ def plot_curves(run_dir: str, history: list[dict]) -> bool:
         ax.plot(*zip(*valid), "o-", label="validation", lw=1.5)
     ax.set_xlabel("step")
     ax.set_ylabel("bits per character")
-    ax.legend()
+    if train or valid:  # stopped before any metrics line: empty axes, no warning
+        ax.legend()
     ax.grid(alpha=0.3)
     fig.tight_layout()
     path = os.path.join(run_dir, "curves.png")
