@@ -1,13 +1,49 @@
-"""A run stopped before its first metrics line, a metrics line that is not UTF-8
-(issue 31, a fresh probe's findings 11 and 13). Real subprocesses and signals; each
-test failed before its fix."""
+"""A full disk at the plot, a run stopped before its first metrics line, a metrics
+line that is not UTF-8 (issue 31, a fresh probe's findings 9, 11 and 13). Real
+subprocesses, real signals, a real tmpfs; each test failed before its fix."""
 
 import json
+import os
 import signal
 import time
 
 import pytest
-from test_cli_faults import py, start, tiny
+from test_cli_faults import (  # noqa: F401 (small_disk: a fixture)
+    py,
+    small_disk,
+    start,
+    tiny,
+)
+
+from txl_mini.checkpoint import read_checkpoint
+
+
+def pages(path) -> int:
+    """The 4 KiB pages a file takes on a tmpfs."""
+    return -(-os.path.getsize(path) // 4096)
+
+
+def test_a_full_disk_at_the_plot_keeps_the_finished_run(small_disk, text,  # noqa: F811
+                                                        tmp_path):
+    """Finding 9: a disk that fills with curves.png, the last file of a finished run,
+    failed the run: exit 1, no summary. Now one warning line and exit 0: the
+    checkpoints and metrics.jsonl are all written, only the plot is missing."""
+    ref = tmp_path / "ref"  # the same run on a roomy disk: the sizes of its files
+    assert py("-m", "txl_mini", "train", *tiny(text, ref)).returncode == 0
+    kept = ["best.pt", "config.json", "last.pt", "metrics.jsonl"]
+    need = sum(pages(ref / n) for n in kept) + 1  # + the lock's page (its pid)
+    assert pages(ref / "curves.png") > 1  # it cannot fit in the one page to spare
+    r = small_disk(4 * (need + 1)) / "r"
+    res = py("-m", "txl_mini", "train", *tiny(text, r))
+    assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
+    assert res.stderr == (f"python -m txl_mini train: warning: cannot write "
+                          f"{r}/curves.png: No space left on device; the checkpoints "
+                          "and metrics.jsonl are written, only the plot is not\n")
+    assert "trained 2 steps" in res.stdout and "matplotlib" not in res.stdout
+    assert sorted(os.listdir(r)) == kept  # no temporary, no lock
+    assert read_checkpoint(r / "last.pt")["extra"]["step"] == 2
+    res = py("-m", "txl_mini", "train", "--resume", str(r))
+    assert res.returncode == 0 and "is finished" in res.stderr, res.stderr
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])

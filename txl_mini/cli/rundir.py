@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import sys
@@ -173,7 +174,9 @@ def append_metrics(run_dir: str, record: dict) -> None:
 
 
 def plot_curves(run_dir: str, history: list[dict]) -> bool:
-    """curves.png: training and validation bpc by step; False without matplotlib."""
+    """curves.png: training and validation bpc by step; False without matplotlib. A
+    write that fails (a full disk) is one warning line: the checkpoints before it
+    are written, so the run's outcome stands."""
     try:
         import matplotlib
 
@@ -196,8 +199,12 @@ def plot_curves(run_dir: str, history: list[dict]) -> bool:
     fig.tight_layout()
     path = os.path.join(run_dir, "curves.png")
     try:
-        with naming(path), atomic_path(path) as tmp:
+        with atomic_path(path) as tmp:
             fig.savefig(tmp, dpi=100, format="png")
+    except OSError as e:
+        print(f"python -m txl_mini train: warning: cannot write {path}: "
+              f"{e.strerror or e}; the checkpoints and metrics.jsonl are written, "
+              "only the plot is not", file=sys.stderr)
     finally:
         plt.close(fig)
     return True
@@ -208,7 +215,7 @@ def summary(args, run, valid) -> None:
     print(f"trained {run.tc.steps} steps; validation {last:.3f} bpc on "
           f"{len(valid):,} {args.corpus} chars (best {run.best:.3f}); wrote "
           f"{run.dir}/last.pt and best.pt" + (f" and {args.out}" if args.out else ""))
-    if not os.path.exists(os.path.join(run.dir, "curves.png")):
+    if importlib.util.find_spec("matplotlib") is None:  # not a plot that failed
         print("note: matplotlib is not installed, so no curves.png was drawn")
 
 
