@@ -1,21 +1,32 @@
-"""A full disk at the plot, a run stopped before its first metrics line, a metrics
-line that is not UTF-8 (issue 31, a fresh probe's findings 9, 11 and 13). Real
-subprocesses, real signals, a real tmpfs; each test failed before its fix."""
+"""SIGTERM outside the training loop, a full disk at the plot, a run stopped before its
+first metrics line, a metrics line that is not UTF-8 (issue 31, a fresh probe's
+findings 9 and 11-13). Real subprocesses, real signals, a real tmpfs; each test failed
+before its fix."""
 
 import json
 import os
 import signal
+import subprocess
+import sys
 import time
 
 import pytest
-from test_cli_faults import (  # noqa: F401 (small_disk: a fixture)
+from cli_text import WORDS, words
+from test_cli_faults import (  # noqa: F401 (run_dir, small_disk: fixtures)
+    ENV,
     py,
+    run_dir,
     small_disk,
     start,
     tiny,
+    wait_for,
 )
 
 from txl_mini.checkpoint import read_checkpoint
+
+TERMINATED = "terminated (SIGTERM)"
+needs_proc = pytest.mark.skipif(not os.path.isdir("/proc/self"),
+                                reason="needs /proc (Linux)")
 
 
 def pages(path) -> int:
@@ -62,6 +73,93 @@ def test_a_stop_before_the_first_metrics_line_is_quiet(tmp_path, text, sig):
     assert err.startswith(f"{name}: saved {r}/last.pt at step "), err
     assert (r / "curves.png").read_bytes().startswith(b"\x89PNG")  # empty axes
     assert not (r / "metrics.jsonl").exists() and not list(r.glob(".*.tmp"))
+
+
+@needs_proc
+@pytest.mark.parametrize("argv", [["train", "--steps", "100000"], ["evaluate", "x.pt"],
+                                  ["sample", "x.pt"], ["data", "stats", "x"],
+                                  ["bench", "--quick"]])
+def test_sigterm_while_torch_imports_is_one_line(tmp_path, argv):
+    """Finding 12: SIGTERM before a command's work (here: while torch loads) ended
+    it silently with 143. Now one line, as Ctrl-C gives; 143 still."""
+    proc = start(argv, cwd=tmp_path)
+    wait_for(lambda: "libtorch" in open(f"/proc/{proc.pid}/maps").read())
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143 and "Traceback" not in err, err
+    assert err == f"python -m txl_mini {argv[0]}: {TERMINATED}\n"
+    assert os.listdir(tmp_path) == []
+
+
+def test_sigterm_while_train_builds_its_corpus_unlocks(tmp_path):
+    """Finding 12: SIGTERM while the corpus was generated (lock held, before the
+    loop) died silently and left DIR/.lock. Now one line, 143, no lock; the run
+    directory, made for this run and still empty, goes too (as after Ctrl-C)."""
+    r = tmp_path / "r"
+    proc = start(["train", "--preset", "tiny", "--offline-chars", "100000000",
+                  "--threads", "1", "--quiet", "--run-dir", str(r)])
+    wait_for(lambda: (r / ".lock").exists())
+    time.sleep(1)  # generating 100M characters takes a minute
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143 and err == (
+        f"python -m txl_mini train: {TERMINATED} before training started; no "
+        "checkpoint was written yet\n"), err
+    assert os.listdir(tmp_path) == []
+
+
+def test_sigterm_before_a_resumed_run_trains_keeps_it(tmp_path):
+    """Finding 12: a resumed run terminated before its loop (here: while it generates
+    its corpus again) left DIR/.lock and said nothing. Now the line says last.pt is
+    kept, and the run resumes and finishes."""
+    r = tmp_path / "r"
+    assert py("-m", "txl_mini", "train", "--preset", "tiny", "--offline-chars",
+              "20000000", "--steps", "4", "--pause-at", "2", "--eval-chars", "60",
+              "--threads", "1", "--quiet", "--run-dir", str(r)).returncode == 0
+    proc = start(["train", "--resume", str(r)])
+    wait_for(lambda: (r / ".lock").exists())
+    time.sleep(1)  # generating 20M characters takes seconds
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143 and err == (
+        f"python -m txl_mini train: {TERMINATED} before training started; "
+        f"{r}/last.pt, the last checkpoint written, is kept (--resume {r})\n"), err
+    assert sorted(os.listdir(r)) == ["config.json", "last.pt"]  # no lock, no temp
+    assert read_checkpoint(r / "last.pt")["extra"]["step"] == 2
+    res = py("-m", "txl_mini", "train", "--resume", str(r))
+    assert res.returncode == 0 and "trained 4 steps" in res.stdout, res.stderr
+
+
+def test_sigterm_while_data_offline_writes_leaves_no_temp(tmp_path):
+    """Finding 12: SIGTERM while the corpus was written left .o.txt.XXXX.tmp."""
+    out = tmp_path / "o.txt"
+    proc = start(["data", "offline", "--chars", "10000000", "--out", str(out)])
+    wait_for(lambda: list(tmp_path.glob(".o.txt.*.tmp")))  # the write is under way
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143 and err == f"python -m txl_mini data: {TERMINATED}\n"
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+@pytest.mark.parametrize("command", ["evaluate", "sample", "bench"])
+def test_sigterm_during_the_work_is_one_line(run_dir, tmp_path, command):  # noqa: F811
+    """Finding 12: evaluate, sample and bench died silently on SIGTERM, 143."""
+    argv = {"evaluate": [run_dir / "r", "--chars", "100000000", "--batch-size", "1",
+                         "--path", tmp_path / "long.txt", "--quiet"],
+            "sample": [run_dir / "r", "--chars", "100000000"],
+            "bench": ["--quick", "--quiet"]}[command]
+    (tmp_path / "long.txt").write_text(words(20000 * len(WORDS)))
+    env = dict(ENV, PYTHONUNBUFFERED="1")  # bench's first line is not flushed
+    proc = subprocess.Popen([sys.executable, "-m", "txl_mini", command,
+                             *map(str, argv)], env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    stream = proc.stderr if command == "sample" else proc.stdout
+    stream.readline()  # the line printed just before the work starts
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143 and "Traceback" not in err, err
+    assert err.splitlines()[-1] == f"python -m txl_mini {command}: {TERMINATED}"
 
 
 def test_resume_takes_a_line_that_is_not_utf8_as_a_corrupt_one(tmp_path, text):
