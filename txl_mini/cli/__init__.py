@@ -10,6 +10,8 @@ import os
 import sys
 from importlib import import_module
 
+from .stop import sigterm_raises, stopped
+
 COMMANDS = {  # name -> what it does (the module txl_mini.cli.<name> runs it)
     "train": "train a model with a run directory, checkpoints and exact resume",
     "evaluate": "bits per character of a checkpoint (segments or sliding window)",
@@ -25,15 +27,17 @@ def main(argv=None) -> int:
     name = argv[0] if argv and argv[0] in COMMANDS else None
     try:
         try:
-            if name is None:
-                return _list_commands(argv)
-            return import_module(f"{__name__}.{name}").main(argv[1:])
+            with sigterm_raises():  # from here on SIGTERM ends it as Ctrl-C does
+                if name is None:
+                    return _list_commands(argv)
+                return import_module(f"{__name__}.{name}").main(argv[1:])
         finally:  # a closed pipe shows here, not at Python's exit
             sys.stdout.flush()
-    except KeyboardInterrupt:  # what a command does not handle itself: one line
-        print(f"\npython -m txl_mini{' ' + name if name else ''}: interrupted",
+    except KeyboardInterrupt as e:  # what a command does not handle itself: one line
+        words, code, before = stopped(e)  # Ctrl-C, or SIGTERM (stop.Terminated)
+        print(f"{before}python -m txl_mini{' ' + name if name else ''}: {words}",
               file=sys.stderr)
-        return 130
+        return code
     except BrokenPipeError:  # `... | head -1`: the reader has all it wanted
         devnull = os.open(os.devnull, os.O_WRONLY)
         for stream in (sys.stdout, sys.stderr):  # no second error at Python's flush

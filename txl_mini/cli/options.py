@@ -21,6 +21,7 @@ import torch
 from ..checkpoint import load_checkpoint
 from ..config import POS_ENCODINGS, PRESETS, ModelConfig
 from ..files import write_target
+from .stop import stopped
 
 DEVICES = ("auto", "cpu", "cuda", "mps")
 PROBE = ".probe-"  # an empty file that checks a directory is writable
@@ -38,15 +39,15 @@ def fail(prog: str, msg: str, code: int = 2, before: str = "") -> int:
 
 
 def command(prog: str, errors: tuple = ()):
-    """Decorate a command's `main(argv) -> status`: Ctrl-C is one line and 130, a
-    UsageError one line and 2, one of `errors` one line and 1; never a traceback."""
+    """Decorate a command's `main(argv) -> status`: Ctrl-C one line and 130 (SIGTERM:
+    143), a UsageError one line and 2, one of `errors` one line and 1; no traceback."""
     def wrap(run):
         @functools.wraps(run)
         def main(argv=None) -> int:
             try:
                 return run(argv)
-            except KeyboardInterrupt:
-                return fail(prog, "interrupted", 130, "\n")
+            except KeyboardInterrupt as e:  # stop.Terminated (SIGTERM) too
+                return fail(prog, *stopped(e))
             except UsageError as e:
                 return fail(prog, f"error: {e}")
             except BrokenPipeError:  # `... | head -1`: cli/__init__.py ends it quietly

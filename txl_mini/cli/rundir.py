@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import sys
@@ -150,13 +151,13 @@ def read_metrics(run_dir: str) -> list[dict]:
     path = os.path.join(run_dir, "metrics.jsonl")
     if not os.path.exists(path):
         return []
-    with open(path) as f:
+    with open(path, "rb") as f:  # a byte that is not UTF-8 spoils its line only
         lines = f.readlines()
     out = []
     for i, line in enumerate(lines):
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
+            record = json.loads(line.decode())
+        except ValueError:  # not JSON, or not UTF-8 (a UnicodeDecodeError)
             record = None
         if isinstance(record, dict) and isinstance(record.get("step"), int):
             out.append(record)
@@ -173,7 +174,9 @@ def append_metrics(run_dir: str, record: dict) -> None:
 
 
 def plot_curves(run_dir: str, history: list[dict]) -> bool:
-    """curves.png: training and validation bpc by step; False without matplotlib."""
+    """curves.png: training and validation bpc by step; False without matplotlib. A
+    write that fails (a full disk) is one warning line: the checkpoints before it
+    are written, so the run's outcome stands."""
     try:
         import matplotlib
 
@@ -190,13 +193,18 @@ def plot_curves(run_dir: str, history: list[dict]) -> bool:
         ax.plot(*zip(*valid), "o-", label="validation", lw=1.5)
     ax.set_xlabel("step")
     ax.set_ylabel("bits per character")
-    ax.legend()
+    if train or valid:  # stopped before any metrics line: empty axes, no warning
+        ax.legend()
     ax.grid(alpha=0.3)
     fig.tight_layout()
     path = os.path.join(run_dir, "curves.png")
     try:
-        with naming(path), atomic_path(path) as tmp:
+        with atomic_path(path) as tmp:
             fig.savefig(tmp, dpi=100, format="png")
+    except OSError as e:
+        print(f"python -m txl_mini train: warning: cannot write {path}: "
+              f"{e.strerror or e}; the checkpoints and metrics.jsonl are written, "
+              "only the plot is not", file=sys.stderr)
     finally:
         plt.close(fig)
     return True
@@ -207,7 +215,7 @@ def summary(args, run, valid) -> None:
     print(f"trained {run.tc.steps} steps; validation {last:.3f} bpc on "
           f"{len(valid):,} {args.corpus} chars (best {run.best:.3f}); wrote "
           f"{run.dir}/last.pt and best.pt" + (f" and {args.out}" if args.out else ""))
-    if not os.path.exists(os.path.join(run.dir, "curves.png")):
+    if importlib.util.find_spec("matplotlib") is None:  # not a plot that failed
         print("note: matplotlib is not installed, so no curves.png was drawn")
 
 

@@ -1,9 +1,10 @@
-"""How a training run ends early: Ctrl-C / SIGTERM, a second one, and the one line.
+"""How a command ends early: Ctrl-C / SIGTERM, a second one, and the one line.
 
-The first SIGINT or SIGTERM only sets a flag: the loop finishes the current step (or
-stops a validation within a segment), saves last.pt and exits with one line. A second
-one stops at once without saving; the last checkpoint on disk is kept (writes are
-atomic).
+In the training loop the first SIGINT or SIGTERM only sets a flag: the loop finishes
+the current step (or stops a validation within a segment), saves last.pt and exits with
+one line. A second one stops at once without saving; the last checkpoint on disk is
+kept (writes are atomic). Anywhere else SIGTERM is a Ctrl-C: it raises, so that what a
+KeyboardInterrupt tidies (the run's lock, temporary files) is tidied.
 """
 
 from __future__ import annotations
@@ -19,6 +20,10 @@ class Stop(Exception):
     def __init__(self, msg: str, code: int):
         super().__init__(msg)
         self.code = code
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM outside the training loop: caught wherever Ctrl-C is (`stopped`)."""
 
 
 class Abort(BaseException):
@@ -53,3 +58,31 @@ def signals_caught(stop_flag: dict):
 
 def exit_code(name: str) -> int:
     return 128 + getattr(signal, name)
+
+
+def stopped(e: KeyboardInterrupt) -> tuple[str, int, str]:
+    """The words, exit status and line start for a Ctrl-C (130, after the terminal's
+    ^C) or a SIGTERM (143)."""
+    if isinstance(e, Terminated):
+        return "terminated (SIGTERM)", exit_code("SIGTERM"), ""
+    return "interrupted", exit_code("SIGINT"), "\n"
+
+
+@contextmanager
+def sigterm_raises():
+    """While inside: SIGTERM raises Terminated, once (a second one would cut the
+    tidying short; kill -9 still ends it). signals_caught takes over in the loop. A
+    SIGTERM ignored by whoever started us stays ignored, as SIGINT does in Python."""
+    def handler(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise Terminated()
+
+    main = threading.current_thread() is threading.main_thread()
+    if not main or signal.getsignal(signal.SIGTERM) == signal.SIG_IGN:
+        yield
+        return
+    old = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)

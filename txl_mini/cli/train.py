@@ -123,7 +123,7 @@ def main(argv=None, on_step=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
     created: list[str] = []
-    lock = None
+    lock, trained = None, False
     distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
     try:
         saved = restore_options(args, argv, build_parser()) if args.resume else None
@@ -180,6 +180,7 @@ def main(argv=None, on_step=None) -> int:
             if stop_flag.get("abort"):
                 raise stop.Abort(stop_flag["abort"]) from None
             raise
+        trained = True
         if rank == 0:
             rundir.summary(args, run, valid)
         return 0
@@ -199,7 +200,7 @@ def main(argv=None, on_step=None) -> int:
             ValueError) as e:  # before or outside the loop: unlock, tidy up
         _release(lock)
         rundir.remove_created(created)
-        return fail(PROG, *_one_line(e, args.run_dir))
+        return fail(PROG, *_one_line(e, args.run_dir or args.resume, trained))
     finally:
         _release(lock)
         if distributed and dist.is_initialized():
@@ -211,10 +212,12 @@ def _release(lock) -> None:
         lock.release()
 
 
-def _one_line(e: BaseException, run_dir) -> tuple[str, int]:
+def _one_line(e: BaseException, run_dir, trained: bool) -> tuple[str, int]:
     """The line and exit status for a run that failed before or outside its loop."""
-    if isinstance(e, KeyboardInterrupt):
-        return "interrupted before training started; nothing was saved", 130
+    if isinstance(e, KeyboardInterrupt):  # Ctrl-C, or SIGTERM (stop.Terminated)
+        words, code, _ = stop.stopped(e)
+        when = "after its last step" if trained else "before training started"
+        return f"{words} {when}; {rundir.kept(run_dir)}", code
     if isinstance(e, UsageError):
         return f"error: {e}", 2
     if not isinstance(e, OSError):
