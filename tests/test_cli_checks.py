@@ -1,0 +1,99 @@
+"""What the command lines check up front (issue 31, a fresh probe's findings 10, 14
+and 15): option pairs train took and evaluate refused, --out on a resumed run, forged
+checkpoint fields (subprocesses, as a user's shell runs them; each test failed before
+its fix)."""
+
+import pytest
+import torch
+from cli_text import words
+from test_cli_faults import py, tiny
+
+from txl_mini.checkpoint import save_checkpoint
+from txl_mini.config import preset
+from txl_mini.model import TransformerXL, VanillaTransformer
+
+# -- finding 10: what evaluate refuses, train refuses up front -------------------------
+
+# (the model: train's options, a setting: options) whose pair train trained and
+# evaluate, given the setting on such a checkpoint, refused (or that did nothing)
+BOTH = [
+    ([], ["--mem-len", "0", "--same-length"]),
+    (["--vanilla"], ["--same-length"]),
+    (["--vanilla"], ["--clamp-len", "4"]),
+    (["--vanilla"], ["--mem-len", "8"]),
+    (["--pos-enc", "absolute"], ["--clamp-len", "4"]),
+    (["--pos-enc", "shaw"], ["--clamp-len", "4"]),
+]
+TRAIN_ONLY = [  # settings evaluate has no option for: they did nothing in training
+    (["--vanilla"], ["--untie-r"]),
+    (["--pos-enc", "absolute"], ["--untie-r"]),
+    (["--pos-enc", "shaw"], ["--untie-r"]),
+    ([], ["--shaw-clip", "4"]),  # the preset's relative encoding
+    (["--pos-enc", "absolute"], ["--shaw-clip", "4"]),
+    (["--vanilla"], ["--shaw-clip", "4"]),
+]
+
+
+def one_line(res, command: str) -> str:
+    """The error line of a command that refused its input (exit 2, one line)."""
+    assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
+    head = f"python -m txl_mini {command}: error: "
+    assert res.stderr.startswith(head), res.stderr
+    return res.stderr[len(head):]
+
+
+@pytest.mark.parametrize("model, setting", BOTH + TRAIN_ONLY)
+def test_train_refuses_a_pair_before_the_corpus_naming_both(tmp_path, model, setting):
+    """`train --mem-len 0 --same-length` (--vanilla --clamp-len 4, --vanilla
+    --untie-r, --pos-enc absolute --shaw-clip 4, ...) trained a model evaluate then
+    refused with the same settings, or one the setting did nothing in. Now one line
+    naming both options, before the corpus (its file does not exist), no run dir."""
+    r = tmp_path / "r"
+    res = py("-m", "txl_mini", "train", "--preset", "tiny", *model, *setting,
+             "--path", str(tmp_path / "no_such.txt"), "--run-dir", str(r))
+    line = one_line(res, "train")
+    for opt in [a for a in model + setting if a.startswith("--")] or ["--pos-enc"]:
+        assert opt in line, line
+    assert not r.exists()
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    """One checkpoint per model BOTH names: Transformer-XL, vanilla, absolute, Shaw."""
+    d = tmp_path_factory.mktemp("models")
+    (d / "text.txt").write_text(words(4000))
+    meta = {"corpus": "offline", "corpus_path": str(d / "text.txt")}
+    torch.manual_seed(0)
+    for name, model in [("xl", TransformerXL(preset("tiny"))),
+                        ("vanilla", VanillaTransformer(preset("tiny"))),
+                        ("absolute", TransformerXL(preset("tiny", pos_enc="absolute"))),
+                        ("shaw", TransformerXL(preset("tiny", pos_enc="shaw")))]:
+        save_checkpoint(d / f"{name}.pt", model, meta)
+    return d
+
+
+@pytest.mark.parametrize("model, setting", BOTH)
+def test_evaluate_refuses_the_same_pairs(models, model, setting):
+    """The other half: each pair train refuses, evaluate refuses too, one line and
+    exit 2 (a --clamp-len on an absolute or Shaw checkpoint was the model's
+    ValueError, exit 1)."""
+    name = "vanilla" if "--vanilla" in model else (model[1] if model else "xl")
+    res = py("-m", "txl_mini", "evaluate", str(models / f"{name}.pt"), *setting,
+             "--chars", "200", "--threads", "1", "--quiet")
+    line = one_line(res, "evaluate")
+    assert setting[0] in line or setting[0][2:].replace("-", "_") in line, line
+
+
+def test_what_train_accepts_evaluate_accepts_with_the_same_settings(tmp_path):
+    """same_length with memory, clamp_len with the relative encoding, shaw_clip with
+    Shaw's: trained, then evaluated with the same options."""
+    (tmp_path / "t.txt").write_text(words(2000))
+    for opts, again in [(["--same-length", "--clamp-len", "4"],
+                         ["--same-length", "--clamp-len", "4"]),
+                        (["--pos-enc", "shaw", "--shaw-clip", "3"], [])]:
+        r = tmp_path / opts[1]
+        assert py("-m", "txl_mini", "train", *tiny(str(tmp_path / "t.txt"), r),
+                  *opts).returncode == 0
+        res = py("-m", "txl_mini", "evaluate", str(r), *again, "--chars", "100",
+                 "--threads", "1", "--quiet")
+        assert res.returncode == 0 and "bpc" in res.stdout, res.stderr
