@@ -3,12 +3,18 @@ and 15): option pairs train took and evaluate refused, --out on a resumed run, f
 checkpoint fields (subprocesses, as a user's shell runs them; each test failed before
 its fix)."""
 
+import json
+import os
+import shutil
+import subprocess
+import sys
+
 import pytest
 import torch
 from cli_text import words
-from test_cli_faults import py, tiny
+from test_cli_faults import ENV, py, tiny, unprivileged, wait_for
 
-from txl_mini.checkpoint import save_checkpoint
+from txl_mini.checkpoint import read_checkpoint, save_checkpoint
 from txl_mini.config import preset
 from txl_mini.model import TransformerXL, VanillaTransformer
 
@@ -97,3 +103,83 @@ def test_what_train_accepts_evaluate_accepts_with_the_same_settings(tmp_path):
         res = py("-m", "txl_mini", "evaluate", str(r), *again, "--chars", "100",
                  "--threads", "1", "--quiet")
         assert res.returncode == 0 and "bpc" in res.stdout, res.stderr
+
+
+# -- finding 14: --out checked up front on a resumed run too ---------------------------
+
+@pytest.fixture(scope="module")
+def paused(tmp_path_factory):
+    """A run paused at step 2 of 4, for tests to edit copies of."""
+    d = tmp_path_factory.mktemp("paused")
+    (d / "text.txt").write_text(words(2000))
+    assert py("-m", "txl_mini", "train", *tiny(str(d / "text.txt"), d / "r", steps=4),
+              "--pause-at", "2").returncode == 0
+    return d / "r"
+
+
+def with_out(paused, tmp_path, out: str):
+    """A copy of the paused run whose config.json records --out `out`."""
+    r = tmp_path / "r"
+    shutil.copytree(paused, r)
+    config = json.loads((r / "config.json").read_text())
+    config["args"]["out"] = out
+    (r / "config.json").write_text(json.dumps(config))
+    return r
+
+
+def resume(r, *more):
+    return py("-m", "txl_mini", "train", "--resume", str(r), *map(str, more))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc (Linux)")
+@pytest.mark.parametrize("out, line", [
+    ("/proc/x.pt", "--out: cannot write to /proc: "),
+    ("/proc/no_dir/x.pt", "--out: cannot write to /proc/no_dir: "),
+    ("{r}/config.json/x.pt", "--out: cannot write to {r}/config.json: "),
+    ("{tmp}", "--out {tmp} is a directory; give a file name"),
+])
+def test_out_is_checked_when_a_run_resumes(paused, tmp_path, out, line):
+    """A resumed run whose config.json records an --out it cannot write (/proc/x.pt,
+    a directory that cannot be made) trained every step, then failed naming
+    /proc/.x.pt.ezppxrau.tmp. Now it is refused before the corpus, as a new run's."""
+    r, tmp = tmp_path / "r", str(tmp_path)
+    res = resume(with_out(paused, tmp_path, out.format(r=r, tmp=tmp)))
+    assert one_line(res, "train").startswith(line.format(r=r, tmp=tmp)), res.stderr
+    assert "trained" not in res.stdout and ".tmp" not in res.stderr
+    assert read_checkpoint(r / "last.pt")["extra"]["step"] == 2  # not one step more
+    assert not os.path.exists("/proc/no_dir")
+
+
+def test_a_resumed_run_makes_its_out_folder_up_front(paused, tmp_path):
+    """As a new run does, and removes it again if the run stops before training
+    (here: other text given with --path)."""
+    out = tmp_path / "new" / "x.pt"
+    r = with_out(paused, tmp_path, str(out))
+    (tmp_path / "other.txt").write_text(words(3000)[1000:])
+    res = resume(r, "--path", tmp_path / "other.txt")
+    assert res.returncode == 1 and "the corpus differs" in res.stderr, res.stderr
+    assert not out.parent.exists()
+    res = resume(r)
+    assert res.returncode == 0 and out.is_file(), res.stderr
+
+
+def test_a_write_error_at_the_end_names_out_not_its_temporary(tmp_path, text):
+    """--out's folder made unwritable while the run trains: the line named the hidden
+    temporary (.x.pt.k3j2.tmp); now the file the user asked for."""
+    prefix = unprivileged(tmp_path)  # root writes into a chmod 555 folder otherwise
+    o, r = tmp_path / "o", tmp_path / "r"
+    o.mkdir()
+    proc = subprocess.Popen([*prefix, sys.executable, "-m", "txl_mini", "train",
+                             *tiny(text, r, steps=300), "--out", str(o / "x.pt")],
+                            env=ENV, text=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    try:
+        wait_for(lambda: (r / "config.json").exists())  # checked, now training
+        o.chmod(0o555)
+        _, err = proc.communicate(timeout=240)
+    finally:
+        o.chmod(0o755)
+    assert proc.returncode == 1 and err == (
+        f"python -m txl_mini train: error: {o}/x.pt: Permission denied; {r}/last.pt, "
+        f"the last checkpoint written, is kept (--resume {r})\n"), err
+    assert os.listdir(o) == []
