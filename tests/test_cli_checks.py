@@ -183,3 +183,64 @@ def test_a_write_error_at_the_end_names_out_not_its_temporary(tmp_path, text):
         f"python -m txl_mini train: error: {o}/x.pt: Permission denied; {r}/last.pt, "
         f"the last checkpoint written, is kept (--resume {r})\n"), err
     assert os.listdir(o) == []
+
+
+# -- finding 15: forged checkpoint fields ----------------------------------------------
+
+def forge(paused, tmp_path, where: str, key, value):
+    """A copy of the paused run whose last.pt has ckpt[where][key] = value."""
+    r = tmp_path / "f"
+    shutil.copytree(paused, r)
+    ckpt = torch.load(r / "last.pt", weights_only=True)
+    part = ckpt[where]
+    if isinstance(key, tuple):  # a field inside a list, e.g. ("ranks", 0, "mems")
+        for k in key[:-1]:
+            part = part[k]
+        key = key[-1]
+    part[key] = value
+    torch.save(ckpt, r / "last.pt")
+    return r
+
+
+ALL = ("evaluate", "sample", "train")
+
+
+@pytest.mark.parametrize("where, key, value, refused_by, words", [
+    ("meta", "offline_chars", "x", ALL,
+     'has meta.offline_chars = "x", not a number of characters'),
+    ("meta", "corpus_path", 5, ALL,
+     "has meta.corpus_path = 5, not a file path or null"),
+    ("meta", "corpus", [1], ALL, "has meta.corpus that is not a corpus name or record"),
+    ("extra", "step", "5", ("train",), 'has extra.step = "5", not a step count'),
+    ("extra", "ranks", [{}], ("train",),
+     "has no extra.ranks[0].mems (a list of 2 tensors (B, M, C) = (16, <= 8, 16)"),
+    ("extra", "best", "x", ("train",), 'has extra.best = "x", not a bpc or null'),
+    ("extra", "pos", -3, ("train",), "has extra.pos = -3, not a position in the"),
+    ("extra", ("ranks", 0, "rng"), {"torch": torch.zeros(3, dtype=torch.uint8)},
+     ("train",), "has extra.ranks[0].rng that is not a random-number state"),
+    ("extra", ("ranks", 0, "mems"), [torch.zeros(3, 4, 5)] * 2, ("train",),
+     "has extra.ranks[0].mems that is not a list of 2 tensors (B, M, C) = (16, <= 8,"),
+    ("extra", "val_pending", "no", ("train",),
+     'has extra.val_pending = "no", not true or false'),
+    ("optimizer", "param_groups", [{}], ("train",),
+     "has optimizer that is not Adam's state (state, param_groups)"),
+])
+def test_a_forged_field_is_one_line_naming_file_and_field(paused, tmp_path, where, key,
+                                                          value, refused_by, words):
+    """meta.offline_chars "x", meta.corpus_path 5, extra.step "5", extra.ranks [{}],
+    extra.best "x" (and the like) gave TypeError and KeyError tracebacks, or trained a
+    run from a forged state. meta describes the model, so each command refuses a
+    forged one; extra is the training state, which only --resume reads."""
+    r = forge(paused, tmp_path, where, key, value)
+    ckpt = r / "last.pt"
+    before = ckpt.read_bytes()
+    for command in ALL:
+        argv = {"evaluate": ["evaluate", ckpt, "--chars", "100"],
+                "sample": ["sample", ckpt, "--chars", "5", "--seed", "0"],
+                "train": ["train", "--resume", r]}[command]
+        res = py("-m", "txl_mini", *map(str, argv), "--quiet")
+        if command in refused_by:
+            assert one_line(res, command).startswith(f"{ckpt} {words}"), res.stderr
+        else:
+            assert res.returncode == 0, res.stderr
+    assert ckpt.read_bytes() == before  # a refused resume trained nothing

@@ -10,6 +10,7 @@ from ..corpus import BOOK_CORPORA
 from ..data import CORPORA, OFFLINE_CHARS, load_corpus_split
 from ..evaluate import evaluate_segments, evaluate_sliding_window
 from ..text8 import DataError
+from .checkpoints import open_checkpoint
 from .corpus import check_not_empty
 from .memory import check_memory
 from .options import (
@@ -18,7 +19,6 @@ from .options import (
     add_common,
     check_at_least,
     command,
-    open_checkpoint,
 )
 from .settings import check_settings
 
