@@ -37,11 +37,12 @@ def test_options_override_the_preset(tmp_path, text):
     argv = ["--preset", "tiny", "--corpus", "offline", "--path", text, "--steps", "2",
             "--warmup", "1", "--eval-chars", "60", "--threads", "1", "--quiet",
             "--run-dir", str(run_dir), "--n-layer", "1", "--pos-enc", "shaw",
-            "--shaw-clip", "5", "--untie-r", "--pre-lnorm", "--no-tie-weights",
+            "--shaw-clip", "5", "--same-length", "--pre-lnorm", "--no-tie-weights",
             "--dropatt", "0.1", "--init-std", "0.01", "--d-inner", "24"]
     assert train_main(argv) == 0
     model = json.loads((run_dir / "config.json").read_text())["model"]
-    changed = dict(n_layer=1, pos_enc="shaw", shaw_clip=5, untie_r=True,
+    # not --untie-r: Shaw's encoding has no u and v (train refuses it; test_cli_checks)
+    changed = dict(n_layer=1, pos_enc="shaw", shaw_clip=5, same_length=True,
                    pre_lnorm=True, tie_weights=False, dropatt=0.1, init_std=0.01,
                    d_inner=24)
     want = PRESETS["tiny"].replace(**changed)

@@ -78,7 +78,7 @@ def test_finished_run_says_so_and_writes_nothing(tmp_path, text, capsys):
 
 
 @pytest.mark.parametrize("extra, words", [
-    (["--vanilla", "--mem-len", "64"], "the vanilla baseline has no memory"),
+    (["--vanilla", "--mem-len", "64"], "baseline (--vanilla) has no memory"),
     (["--pause-at", "12"], "--pause-at 12 must be below --steps 12"),
     (["--seed", str(2**64)], "--seed must be between 0 and"),
     (["--offline-chars", "1000000000000"], "--offline-chars must be <= 100,000,000"),

@@ -83,8 +83,8 @@ class ModelConfig:
         if self.pos_enc == "shaw" and self.clamp_len != -1:
             # clamp_len clamps the sinusoid R, which Shaw's encoding has not
             raise ValueError(
-                "ModelConfig.clamp_len does nothing with pos_enc='shaw'; "
-                "its clipping distance is shaw_clip"
+                "ModelConfig.clamp_len does nothing with ModelConfig.pos_enc "
+                "'shaw'; its clipping distance is ModelConfig.shaw_clip"
             )
         for name in ("dropout", "dropatt"):
             if not 0.0 <= getattr(self, name) < 1.0:

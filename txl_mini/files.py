@@ -31,15 +31,19 @@ def atomic_path(path: PathLike) -> Iterator[str]:
     the rename is atomic: readers see the old file or the new one, never a half file.
     Its bytes are fsync'ed before the rename and the rename itself afterwards, so a
     power cut cannot leave the new name pointing at missing data. If the block raises
-    (Ctrl-C included), the temporary file is removed and `path` is untouched.
+    (Ctrl-C included), the temporary file is removed and `path` is untouched; an
+    OSError that names the temporary file names `path` instead.
     """
-    path = write_target(path)
+    asked, path = os.fspath(path), write_target(path)
     if path.exists() and not path.is_file():  # the rename would replace /dev/null
         raise OSError(errno.EINVAL, "not a regular file; refusing to replace it",
                       str(path))
-    fd, tmp = tempfile.mkstemp(
-        dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_SUFFIX
-    )
+    try:
+        fd, tmp = tempfile.mkstemp(
+            dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_SUFFIX
+        )
+    except OSError as e:  # it names the temporary, a file nobody asked for
+        raise OSError(e.errno, e.strerror, asked) from None
     os.close(fd)
     try:
         yield tmp
@@ -48,6 +52,10 @@ def atomic_path(path: PathLike) -> Iterator[str]:
         os.chmod(tmp, _mode_for(path))  # mkstemp makes 0600; a plain file is not
         os.replace(tmp, path)
         _fsync_dir(path.parent)
+    except OSError as e:
+        if e.filename != tmp:
+            raise
+        raise OSError(e.errno, e.strerror, asked) from None
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)

@@ -10,6 +10,7 @@ from ..corpus import BOOK_CORPORA
 from ..data import CORPORA, OFFLINE_CHARS, load_corpus_split
 from ..evaluate import evaluate_segments, evaluate_sliding_window
 from ..text8 import DataError
+from .checkpoints import open_checkpoint
 from .corpus import check_not_empty
 from .memory import check_memory
 from .options import (
@@ -18,8 +19,8 @@ from .options import (
     add_common,
     check_at_least,
     command,
-    open_checkpoint,
 )
+from .settings import check_settings
 
 PROG = "python -m txl_mini evaluate"
 
@@ -76,15 +77,16 @@ def settings(args, model) -> tuple[str, int, int, dict]:
     mode = ("sliding" if vanilla else "segments") if args.mode == "auto" else args.mode
     if vanilla and args.mem_len:
         raise UsageError("--mem-len: a vanilla checkpoint has no memory")
-    if vanilla and args.clamp_len is not None:
-        raise UsageError("--clamp-len: a vanilla checkpoint has no relative "
-                         "positions to clamp")
     cfg = model.cfg
     M = 0 if vanilla else (cfg.mem_len if args.mem_len is None else args.mem_len)
-    if (args.same_length or cfg.same_length) and (M == 0 or mode == "sliding"):
-        raise UsageError("same_length needs memory: with M = 0 (a vanilla model, the "
-                         "sliding window or --mem-len 0) every query would see only "
-                         "itself; drop --same-length or give --mem-len > 0")
+    # the checks train makes of its options (cli/settings.py), here of these options
+    # and the checkpoint's same_length; a no-op it was trained with is no reason to
+    # refuse it
+    check_settings("a vanilla checkpoint" if vanilla else
+                   f"a --pos-enc {cfg.pos_enc} checkpoint", cfg.pos_enc, M,
+                   vanilla=vanilla, same_length=args.same_length or cfg.same_length,
+                   clamp_len=-1 if args.clamp_len is None else args.clamp_len,
+                   sliding=mode == "sliding")
     changes = {k: v for k, v in (("clamp_len", args.clamp_len),
                                  ("same_length", args.same_length or None))
                if v is not None}

@@ -18,7 +18,6 @@ from dataclasses import fields
 
 import torch
 
-from ..checkpoint import load_checkpoint
 from ..config import POS_ENCODINGS, PRESETS, ModelConfig
 from ..files import write_target
 from .stop import stopped
@@ -230,21 +229,3 @@ def pick_device(name: str, local_rank: int = 0) -> torch.device:
     if name == "mps" and not _mps_available():
         raise UsageError("--device mps: the Apple GPU backend is not available")
     return torch.device(name)
-
-
-def open_checkpoint(args) -> tuple:
-    """evaluate's and sample's --threads, --device and checkpoint, in that order:
-    (model, meta, path, device). A run directory stands for its best.pt (else
-    last.pt)."""
-    set_threads(args.threads)
-    device = pick_device(args.device)
-    path = args.checkpoint
-    if os.path.isdir(path):
-        found = [os.path.join(path, n) for n in ("best.pt", "last.pt")
-                 if os.path.isfile(os.path.join(path, n))]
-        if not found:
-            raise UsageError(f"{path} is a directory with no best.pt or last.pt in "
-                             "it (a run before its first checkpoint?); give a "
-                             "checkpoint")
-        path = found[0]
-    return (*load_checkpoint(path, device), path, device)

@@ -14,6 +14,7 @@ import os
 import sys
 
 from ..checkpoint import read_checkpoint
+from .checkpoints import check_meta, check_state
 from .options import UsageError, flag
 
 # the only options a resumed run may change; --path only to the same text (its sha1
@@ -106,8 +107,8 @@ def read_last(run_dir: str, config: dict, steps: int, device) -> dict:
     if not os.path.exists(path):
         return None
     ckpt = read_checkpoint(path, device)
-    extra = ckpt.get("extra")
-    if not isinstance(extra, dict) or "step" not in extra:
+    check_meta(ckpt["meta"], path)
+    if not isinstance(ckpt.get("extra"), dict) or "step" not in ckpt["extra"]:
         raise UsageError(f"{path} has no training state (weights only); it cannot "
                          "be resumed")
     want = config.get("model_class"), config.get("model")
@@ -116,6 +117,7 @@ def read_last(run_dir: str, config: dict, steps: int, device) -> dict:
                 else "another model config")
         raise UsageError(f"{path} holds {what} than {run_dir}/config.json describes "
                          f"({want[0]}); it belongs to another run")
+    extra = check_state(ckpt, path, config["args"]["batch_size"])
     if extra["step"] >= steps and not extra.get("val_pending"):
         raise Finished(f"{run_dir} is finished: step {extra['step']} of {steps}; "
                        "nothing to do (its last.pt and best.pt are unchanged)")

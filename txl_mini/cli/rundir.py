@@ -48,10 +48,11 @@ def prepare_run_dir(args, created: list) -> RunLock:
     killed run (kill -9 during a checkpoint write) are removed once the lock is held.
     """
     d = args.run_dir
-    if args.out:
-        _check_out(args.out, d)
+    out = _check_out(args.out, d) if args.out else None
     if not args.resume:  # a resumed DIR is checked by the resume options
         _check_new(args, d, created)
+    if out:  # a resumed run's too: its config.json may name a place gone since
+        _writable_folder(os.path.dirname(out), "--out", created)
     lock = RunLock(d)
     for name in FILES:  # what atomic writes killed mid-way left here
         remove_stale_temps(os.path.join(d, name))
@@ -76,21 +77,25 @@ def _check_new(args, d: str, created: list) -> None:
     if args.out and os.path.exists(args.out) and not args.overwrite:
         raise UsageError(f"--out {args.out} already exists; pass --overwrite to "
                          "replace it")
-    out_dir = [os.path.dirname(os.path.realpath(args.out))] if args.out else []
-    for folder in [d] + out_dir:
-        try:
-            if not os.path.isdir(folder):
-                os.makedirs(folder)
-                created.append(folder)
-        except OSError as e:
-            raise UsageError(f"cannot write to {folder}: {e.strerror or e}") from None
-        check_writable(folder, "--run-dir" if folder == d else "--out")
+    _writable_folder(d, "--run-dir", created)
 
 
-def _check_out(out: str, d: str) -> None:
-    """--out: a file of its own. Written over the run directory's config.json or
-    last.pt, the final weights would leave a run that cannot resume; named like the
-    run directory itself, they would fail after the whole run."""
+def _writable_folder(folder: str, opt: str, created: list) -> None:
+    """`folder`, made if missing (appended to `created`), and writable by us."""
+    try:
+        if not os.path.isdir(folder):
+            os.makedirs(folder)
+            created.append(folder)
+    except OSError as e:
+        raise UsageError(f"{opt}: cannot write to {folder}: {e.strerror or e}"
+                         ) from None
+    check_writable(folder, opt)
+
+
+def _check_out(out: str, d: str) -> str:
+    """--out: a file of its own (returned resolved). Written over the run directory's
+    config.json or last.pt, the final weights would leave a run that cannot resume;
+    named like the run directory itself, they would fail after the whole run."""
     real = os.path.realpath(out)
     if real == os.path.realpath(d):
         raise UsageError(f"--out {out} is the run directory itself; give a file name "
@@ -101,7 +106,7 @@ def _check_out(out: str, d: str) -> None:
     if os.path.isdir(out):
         raise UsageError(f"--out {out} is a directory; give a file name like "
                          f"{os.path.join(out, 'model.pt')}")
-    check_output(out, "--out")  # a device or a FIFO; a symlink: its target
+    return check_output(out, "--out")  # a device or a FIFO; a symlink: its target
 
 
 def clear_run_dir(d: str) -> None:

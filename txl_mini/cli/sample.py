@@ -13,6 +13,7 @@ from ..checkpoint import CheckpointError, CheckpointUnreadable
 from ..data import CharVocab
 from ..model import VanillaTransformer
 from ..sample import generate
+from .checkpoints import open_checkpoint
 from .options import (
     Parser,
     UsageError,
@@ -20,7 +21,6 @@ from .options import (
     check_at_least,
     check_seed,
     command,
-    open_checkpoint,
 )
 
 PROG = "python -m txl_mini sample"

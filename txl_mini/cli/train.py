@@ -39,6 +39,7 @@ from .options import (
 )
 from .resume import Finished, read_last, restore_options
 from .run import Run, RunError
+from .settings import check_model_options
 
 PROG = "python -m txl_mini train"
 WRITE_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)
@@ -108,10 +109,6 @@ def check_values(args) -> None:
     if args.vocab_size is not None and args.vocab_size < len(TEXT8_CHARS):
         raise UsageError(f"--vocab-size must be >= {len(TEXT8_CHARS)}, the corpus' "
                          f"characters (a-z and space), got {args.vocab_size}")
-    for name, why in (("mem_len", "has no memory"), ("pos_enc", "has absolute "
-                      "positions"), ("shaw_clip", "has no Shaw et al. encoding")):
-        if args.vanilla and getattr(args, name) is not None:
-            raise UsageError(f"{flag(name)}: the vanilla baseline {why}; drop it")
     if args.pause_at is not None and args.pause_at >= args.steps:
         raise UsageError(f"--pause-at {args.pause_at} must be below --steps "
                          f"{args.steps} (the run ends there anyway)")
@@ -133,6 +130,8 @@ def main(argv=None, on_step=None) -> int:
         set_threads(args.threads)
         args.threads = torch.get_num_threads()  # recorded: resume uses the same
         cfg = model_config(args.preset, args)
+        if not args.resume:  # a run begun before a pair was refused still resumes
+            check_model_options(args, cfg)
         device = pick_device(args.device, int(os.environ.get("LOCAL_RANK", "0")))
         if device.type == "cuda":
             torch.cuda.set_device(device)  # NCCL collectives use the current device

@@ -1,0 +1,136 @@
+"""The checkpoints the command lines read: a file or run directory opened, and the
+fields train writes into it (cli/run.py) checked before anything reads one.
+
+read_checkpoint refuses a file that is not a checkpoint; a checkpoint edited by hand
+(or forged) can still hold a field of another type, e.g. meta.corpus_path = 5 or
+extra.step = "5". Each such field is one line naming the file and the field, exit 2,
+as a hand-edited config.json is (cli/resume.py), never a TypeError deep inside a
+command. meta describes the model, so every command checks it; extra is the training
+state, which only --resume reads.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import torch
+
+from ..checkpoint import load_checkpoint
+from ..config import ModelConfig
+from .options import UsageError, pick_device, set_threads
+
+NoneType = type(None)
+# meta's fields a command reads (evaluate: the corpus to rebuild), their types and
+# what each is; absent is fine (the chapters' checkpoints record other things)
+META = {"corpus": ((str, dict), "a corpus name or record"),
+        "corpus_path": ((str, NoneType), "a file path or null"),
+        "offline_chars": (int, "a number of characters")}
+# extra's fields, as Run.save writes them; val_pending is absent from older runs
+EXTRA = {"step": (int, "a step count"), "pos": (int, "a position in the streams"),
+         "best": ((int, float, NoneType), "a bpc or null"),
+         "val_pending": (bool, "true or false"),
+         "ranks": (list, "a list of each process' state")}
+
+
+def open_checkpoint(args) -> tuple:
+    """evaluate's and sample's --threads, --device and checkpoint, in that order:
+    (model, meta, path, device). A run directory stands for its best.pt (else
+    last.pt)."""
+    set_threads(args.threads)
+    device = pick_device(args.device)
+    path = args.checkpoint
+    if os.path.isdir(path):
+        found = [os.path.join(path, n) for n in ("best.pt", "last.pt")
+                 if os.path.isfile(os.path.join(path, n))]
+        if not found:
+            raise UsageError(f"{path} is a directory with no best.pt or last.pt in "
+                             "it (a run before its first checkpoint?); give a "
+                             "checkpoint")
+        path = found[0]
+    model, meta = load_checkpoint(path, device)
+    check_meta(meta, path)
+    return model, meta, path, device
+
+
+def _is(value, types) -> bool:
+    """isinstance, except that True and False are not numbers."""
+    types = types if isinstance(types, tuple) else (types,)
+    return isinstance(value, types) and (bool in types or not isinstance(value, bool))
+
+
+def _wrong(path: str, field: str, value, what: str) -> UsageError:
+    if not isinstance(value, (str, int, float, bool, NoneType)):  # a tensor, a list
+        return UsageError(f"{path} has {field} that is not {what}")
+    shown = json.dumps(value)
+    shown = shown if len(shown) <= 40 else shown[:37] + "..."
+    return UsageError(f"{path} has {field} = {shown}, not {what}")
+
+
+def _json(value) -> bool:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def check_meta(meta: dict, path: str) -> None:
+    """The meta fields a command reads, each of its type (or absent)."""
+    for key, (types, what) in META.items():
+        v = meta.get(key)
+        if key in meta and not (_is(v, types) and _json(v)):  # a record: JSON data
+            raise _wrong(path, f"meta.{key}", v, what)
+
+
+def check_state(ckpt: dict, path: str, batch_size: int) -> dict:
+    """last.pt's training state (extra and the optimizer), as Run.save writes it for
+    `batch_size` streams over len(ranks) processes; returns extra."""
+    extra = ckpt["extra"]
+    for key, (types, what) in EXTRA.items():
+        v = extra.get(key)
+        if key not in extra and key != "val_pending":
+            raise UsageError(f"{path} has no extra.{key} ({what})")
+        bad = not _is(v, types) or (isinstance(v, (int, float)) and v < 0)
+        if key in extra and (bad or v == []):
+            raise _wrong(path, f"extra.{key}", v, what)
+    try:
+        cfg = ModelConfig(**ckpt["config"])
+    except (TypeError, ValueError) as e:
+        raise UsageError(f"{path}: invalid config: {e}") from None
+    ranks = extra["ranks"]
+    B = batch_size // max(len(ranks), 1)  # the streams of one process
+    mems = (f"a list of {cfg.n_layer} tensors (B, M, C) = ({B}, <= {cfg.mem_len}, "
+            f"{cfg.d_model}), one per layer, or none")
+    for i, rank in enumerate(ranks):
+        where = f"extra.ranks[{i}]"
+        if not isinstance(rank, dict):
+            raise _wrong(path, where, rank, "a process' state")
+        for key, what, ok in (("mems", mems, _mems_fit), ("rng", "a random-number "
+                              "state (torch.get_rng_state's bytes)", _rng_fits)):
+            if key not in rank:
+                raise UsageError(f"{path} has no {where}.{key} ({what})")
+            if not ok(rank[key], cfg, B):
+                raise _wrong(path, f"{where}.{key}", rank[key], what)
+    opt = ckpt.get("optimizer")
+    if not (isinstance(opt, dict) and isinstance(opt.get("state"), dict)
+            and isinstance(opt.get("param_groups"), list)
+            and all(isinstance(g, dict) and isinstance(g.get("params"), list)
+                    for g in opt["param_groups"])):
+        raise _wrong(path, "optimizer", opt, "Adam's state (state, param_groups)")
+    return extra
+
+
+def _mems_fit(mems, cfg: ModelConfig, B: int) -> bool:
+    """The memory one process carries: none, or a (B, M <= mem_len, C) per layer."""
+    return isinstance(mems, list) and len(mems) in (0, cfg.n_layer) and all(
+        isinstance(m, torch.Tensor) and m.dim() == 3 and m.shape[0] == B
+        and m.shape[1] <= cfg.mem_len and m.shape[2] == cfg.d_model for m in mems)
+
+
+def _rng_fits(rng, cfg, B) -> bool:
+    """torch.set_rng_state takes exactly what torch.get_rng_state gives."""
+    want = torch.get_rng_state()
+    return (isinstance(rng, dict) and isinstance(rng.get("torch"), torch.Tensor)
+            and rng["torch"].dtype == want.dtype and rng["torch"].shape == want.shape
+            and all(isinstance(v, torch.Tensor) for v in rng.values()))

@@ -1,0 +1,55 @@
+"""Model settings checked against each other, by train and evaluate alike.
+
+ModelConfig judges each setting on its own and lets through pairs where one does
+nothing (untie_r without the relative encoding's u and v) or where every query sees
+only itself (same_length without memory): a chapter may build them on purpose, and a
+checkpoint trained with one must still load. The command lines refuse them up front,
+and train and evaluate call the same `check_settings`, so train never makes a model
+that evaluate, given the same options, refuses.
+"""
+
+from __future__ import annotations
+
+from .options import UsageError
+
+
+def check_settings(model: str, pos_enc: str, M: int, *, vanilla: bool = False,
+                   same_length: bool = False, clamp_len: int = -1, shaw_clip: int = -1,
+                   untie_r: bool = False, sliding: bool = False) -> None:
+    """A UsageError naming both sides of a pair that cannot work. `model` names the
+    model as the command's user sees it ("the vanilla baseline (--vanilla)", "--pos-enc
+    absolute", "a vanilla checkpoint"); M is the memory it runs with, `sliding`
+    evaluate's window. Settings left at their defaults are never refused."""
+    if same_length and (vanilla or sliding or M == 0):
+        # a window of max(M, 1) = 1 key: each character predicted from itself alone
+        why, fix = ((f"{model} has none, so", "") if vanilla else
+                    ("the sliding window (--mode sliding) has none, so",
+                     " or use --mode segments") if sliding else
+                    ("with --mem-len 0", " or give --mem-len > 0"))
+        raise UsageError(f"same_length needs memory: {why} every query would see only "
+                         f"itself; drop --same-length{fix}")
+    if clamp_len != -1 and pos_enc != "relative":
+        raise UsageError(f"--clamp-len {clamp_len}: {model} has no relative positions "
+                         "to clamp; drop it")
+    if untie_r and pos_enc != "relative":
+        raise UsageError(f"--untie-r: {model} has no u and v to untie; drop it")
+    if shaw_clip != -1 and pos_enc != "shaw":
+        raise UsageError(f"--shaw-clip {shaw_clip}: {model} has no Shaw et al. "
+                         "distances to clip; drop it")
+
+
+def check_model_options(args, cfg) -> None:
+    """train's model options: what VanillaTransformer fixes (no memory, absolute
+    positions) is no option of --vanilla, and every pair is one evaluate can run."""
+    vanilla = "the vanilla baseline (--vanilla)"
+    if args.vanilla:
+        for name, why in (("mem_len", "has no memory"),
+                          ("pos_enc", "has absolute positions")):
+            if getattr(args, name) is not None:
+                raise UsageError(f"--{name.replace('_', '-')}: {vanilla} {why}; "
+                                 "drop it")
+    check_settings(vanilla if args.vanilla else f"--pos-enc {cfg.pos_enc}",
+                   "absolute" if args.vanilla else cfg.pos_enc,
+                   0 if args.vanilla else cfg.mem_len, vanilla=args.vanilla,
+                   same_length=cfg.same_length, clamp_len=cfg.clamp_len,
+                   shaw_clip=cfg.shaw_clip, untie_r=cfg.untie_r)
