@@ -204,8 +204,9 @@ class Run:
             kept = (f"last good checkpoint {good} kept" if os.path.exists(good)
                     else "no checkpoint was written yet; start over with other "
                     "options and --overwrite")
-            raise Stop(f"error: {e} at step {self.step + 1}; stopped, {kept}",
-                       1) from None
+            # an error, said as train says every error: `python -m txl_mini train:
+            # error: ...` (a Stop's line would carry no prefix), exit status 1
+            raise RunError(f"{e} at step {self.step + 1}; stopped, {kept}") from None
         self.mems = out.mems or None
         self.pos += x.shape[1]
         self.step += 1
