@@ -51,3 +51,29 @@ def test_a_nan_loss_line_carries_the_commands_prefix(d):
     assert one_line(res, 1) == (
         f"{PROG} train: error: loss is nan at step 1; stopped, no checkpoint was "
         "written yet; start over with other options and --overwrite")
+
+
+# -- 2. a count of one -----------------------------------------------------------------
+
+@pytest.mark.parametrize("argv, stream, want, wrong", [
+    (["train", *tiny("{d}/text.txt", "{d}/one", steps=1)], "stdout",
+     ["1 process, 1 thread;", "trained 1 step;"], ["1 threads", "1 steps"]),
+    (["data", "offline", "--chars", "1000", "--distances", "512", "--out",
+      "{d}/o1000.txt"], "stdout", ["distance 512: 1 planted name (cue"],
+     ["1 planted names"]),
+    (["train", "--preset", "tiny", "--path", "{d}/short.txt", "--batch-size", "1",
+      "--seg-len", "64", "--run-dir", "{d}/short"], "stderr",
+     ["the training split has 12 chars: 1 stream of 12,"], ["1 streams"]),
+    (["sample", "{d}/r", "--chars", "1", "--seed", "0", "--threads", "1"], "stderr",
+     ["1 character in"], ["1 characters"]),
+    (["evaluate", "{d}/r", "--chars", "2", "--threads", "1", "--quiet"], "stdout",
+     ["bpc over 1 character in"], ["1 characters"]),
+    (["data", "stats", "{d}/a.txt"], "stdout", [": 1 char, 1 word, 0 outside"],
+     ["1 chars", "1 words"]),
+    (["train", "--preset", "tiny", "--n-layer", "1", "--batch-size", "100000000",
+      "--run-dir", "{d}/big"], "stderr", ["x 1 layer,"], ["1 layers"]),
+])
+def test_a_count_of_one_takes_the_singular(d, argv, stream, want, wrong):
+    """'1 threads', '1 steps', '1 planted names', '1 streams', '1 characters'..."""
+    text = getattr(txl(*[a.replace("{d}", str(d)) for a in argv]), stream)
+    assert all(w in text for w in want) and not any(w in text for w in wrong), text

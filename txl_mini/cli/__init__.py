@@ -53,6 +53,11 @@ def _list_commands(argv: list) -> int:
     return 0 if helped else 2
 
 
+def plural(n: int, noun: str) -> str:
+    """`1 thread`, `2 threads`: a count and its noun, as the commands print them."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 def run_module(name: str) -> None:
     """`python -m txl_mini.cli.NAME ...` is `python -m txl_mini NAME ...`, through
     main() above: its closed pipe and Ctrl-C end the same way."""

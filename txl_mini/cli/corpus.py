@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 from ..data import CharVocab, corpus_splits
+from . import plural
 from .options import UsageError
 
 
@@ -48,10 +49,10 @@ def load_corpus(args, cfg, prog: str):
     T = len(tokens) // args.batch_size
     if T < cfg.seg_len + 1 or len(valid) < 2:
         raise UsageError(
-            f"the training split has {len(tokens):,} chars: {args.batch_size} "
-            f"streams of {T:,}, too short for segments of {cfg.seg_len} (need > "
-            f"{cfg.seg_len} per stream); lower --batch-size or --seg-len, or use "
-            "a longer corpus")
+            f"the training split has {len(tokens):,} chars: "
+            f"{plural(args.batch_size, 'stream')} of {T:,}, too short for segments of "
+            f"{cfg.seg_len} (need > {cfg.seg_len} per stream); lower --batch-size or "
+            "--seg-len, or use a longer corpus")
     corpus = {"name": args.corpus, "path": args.path, "chars": len(tokens),
               "sha1": sha1_tokens(tokens)}
     return tokens, valid, corpus

@@ -13,6 +13,7 @@ from ..corpus import make_offline_corpus, write_offline_corpus
 from ..data import MAX_OFFLINE_CHARS, OFFLINE_CHARS, read_text_file
 from ..files import remove_stale_temps
 from ..text8 import TEXT8_CHARS, DataError, load_text8
+from . import plural
 from .options import Parser, UsageError, check_output, command
 
 # A temporary file of ours untouched this long is dead: a live write renames its own
@@ -31,7 +32,7 @@ def _print_stats(text: str, label: str) -> None:
     )
     p = counts[counts > 0] / max(raw.size, 1)
     top = sorted(((int(counts[ord(c)]), c) for c in TEXT8_CHARS), reverse=True)[:8]
-    print(f"{label}: {raw.size:,} chars, {n_words:,} words, "
+    print(f"{label}: {plural(raw.size, 'char')}, {plural(n_words, 'word')}, "
           f"{raw.size - in_alphabet:,} outside the text8 alphabet, "
           f"unigram entropy {0.0 - (p * np.log2(p)).sum():.3f} bits/char")
     print("  most frequent: "
@@ -82,7 +83,8 @@ def _cmd_offline(args: argparse.Namespace) -> None:
     for d in corpus.distances:
         deps = [x for x in corpus.deps if x.distance == d]
         first = ", ".join(f"{x.cue}->{x.target}" for x in deps[:3])
-        print(f"  distance {d}: {len(deps)} planted names (cue->target: {first}, ...)")
+        print(f"  distance {d}: {plural(len(deps), 'planted name')} (cue->target: "
+              f"{first}, ...)")
     if args.deps_out:
         print("dependencies (cue, target, length, distance) written to "
               f"{args.deps_out}")

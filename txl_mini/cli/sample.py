@@ -13,6 +13,7 @@ from ..checkpoint import CheckpointError, CheckpointUnreadable
 from ..data import CharVocab
 from ..model import VanillaTransformer
 from ..sample import generate
+from . import plural
 from .options import (
     Parser,
     UsageError,
@@ -90,8 +91,8 @@ def main(argv=None) -> int:
     finally:  # NaN logits (a broken checkpoint) end the text too
         print(flush=True)
     if not args.quiet:
-        print(f"{args.chars} characters in {time.perf_counter() - start:.2f} s",
-              file=sys.stderr)
+        seconds = time.perf_counter() - start
+        print(f"{plural(args.chars, 'character')} in {seconds:.2f} s", file=sys.stderr)
     return 0
 
 
