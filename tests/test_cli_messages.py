@@ -3,6 +3,9 @@ right prefix, a count of one in the singular, sentences that say what is wrong, 
 options' names (not Python's), an empty argument refused (subprocesses; each case
 failed before its fix)."""
 
+import json
+import shutil
+
 import pytest
 from cli_text import words
 from test_cli_faults import py, tiny
@@ -77,3 +80,34 @@ def test_a_count_of_one_takes_the_singular(d, argv, stream, want, wrong):
     """'1 threads', '1 steps', '1 planted names', '1 streams', '1 characters'..."""
     text = getattr(txl(*[a.replace("{d}", str(d)) for a in argv]), stream)
     assert all(w in text for w in want) and not any(w in text for w in wrong), text
+
+
+# -- 3, 4. a last.pt that does not fit config.json -------------------------------------
+
+@pytest.mark.parametrize("edit, line", [
+    (lambda c: c.update(model_class="VanillaTransformer"),
+     "{r}/last.pt holds a TransformerXL, but {r}/config.json describes a "
+     "VanillaTransformer; one of the two is from another run or was edited"),
+    (lambda c: c["model"].update(n_layer=3),
+     "{r}/last.pt holds a model other than the one {r}/config.json describes "
+     "(n_layer 2 in last.pt, 3 in config.json); one of the two is from another run "
+     "or was edited"),
+    (lambda c: c.pop("model_class"), "--resume {r}: config.json has no model_class "
+     "(TransformerXL or VanillaTransformer)"),
+    (lambda c: c.pop("model"),
+     "--resume {r}: config.json has no model (the model config the run trains)"),
+    (lambda c: c.update(model=5),
+     "--resume {r}: config.json has model = 5, not the model config the run trains"),
+])
+def test_a_last_pt_that_does_not_fit_config_json_says_what_differs(d, tmp_path, edit,
+                                                                   line):
+    """'holds a TransformerXL than .../config.json describes (None); it belongs to
+    another run' (config.json without model_class), and a config.json without its
+    model blamed last.pt as another run's."""
+    r = tmp_path / "p"
+    shutil.copytree(d / "p", r)
+    config = json.loads((r / "config.json").read_text())
+    edit(config)
+    (r / "config.json").write_text(json.dumps(config))
+    assert one_line(txl("train", "--resume", r), 2) == (
+        f"{PROG} train: error: " + line.replace("{r}", str(r)))
