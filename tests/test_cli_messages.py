@@ -111,3 +111,15 @@ def test_a_last_pt_that_does_not_fit_config_json_says_what_differs(d, tmp_path, 
     (r / "config.json").write_text(json.dumps(config))
     assert one_line(txl("train", "--resume", r), 2) == (
         f"{PROG} train: error: " + line.replace("{r}", str(r)))
+
+
+# -- 5. a trailing slash in --run-dir --------------------------------------------------
+
+def test_a_trailing_slash_in_run_dir_prints_no_double_slash(d, tmp_path):
+    """'wrote runs/base//last.pt and best.pt'."""
+    res = txl("train", *tiny(str(d / "text.txt"), f"{tmp_path}/r/", steps=2),
+              "--pause-at", "1")
+    assert res.returncode == 0 and f"saved {tmp_path}/r/last.pt;" in res.stdout
+    res = txl("train", "--resume", f"{tmp_path}/r/", "--threads", "1", "--quiet")
+    assert res.returncode == 0 and f"wrote {tmp_path}/r/last.pt" in res.stdout
+    assert "//" not in res.stdout + res.stderr, res.stdout

@@ -152,6 +152,7 @@ def main(argv=None, on_step=None) -> int:
         if not (args.resume or args.run_dir or args.out):
             raise UsageError("give --run-dir DIR (where checkpoints and metrics go)")
         args.run_dir = args.resume or args.run_dir or os.path.splitext(args.out)[0]
+        args.run_dir = args.run_dir.rstrip("/") or "/"  # not runs/x//last.pt
         refused = None
         if rank == 0:
             try:
