@@ -123,3 +123,31 @@ def test_a_trailing_slash_in_run_dir_prints_no_double_slash(d, tmp_path):
     res = txl("train", "--resume", f"{tmp_path}/r/", "--threads", "1", "--quiet")
     assert res.returncode == 0 and f"wrote {tmp_path}/r/last.pt" in res.stdout
     assert "//" not in res.stdout + res.stderr, res.stdout
+
+
+# -- 6. an empty argument --------------------------------------------------------------
+
+@pytest.mark.parametrize("argv, line", [
+    (["train", "--resume", ""], "train: error: --resume is empty; give a path"),
+    (["evaluate", ""],
+     "evaluate: error: the checkpoint argument is empty; give a path"),
+    (["sample", ""], "sample: error: the checkpoint argument is empty; give a path"),
+    (["evaluate", "{d}/r", "--path", ""],
+     "evaluate: error: --path is empty; give a path"),
+    (["data", "offline", "--out", ""], "data: error: --out is empty; give a path"),
+    (["data", "offline", "--out", "{d}/o.txt", "--deps-out", ""],
+     "data: error: --deps-out is empty; give a path"),
+    (["data", "text8", "--path", ""], "data: error: --path is empty; give a path"),
+    (["data", "text8", "--cache-dir", ""],
+     "data: error: --cache-dir is empty; give a path"),
+    (["data", "stats", ""],
+     "data: error: the file argument is empty; give a path"),
+    (["bench", "--quick", "--json", ""],
+     "bench: error: --json is empty; give a path"),
+])
+def test_an_empty_argument_is_refused(d, argv, line):
+    """Ignored (evaluate --path ''), a default (bench --device '' meant auto), nothing
+    (bench --json '' wrote no JSON) or a puzzle (': no such checkpoint file', '--out
+    is a directory', 'give --run-dir DIR' for --resume '')."""
+    refused(d, argv, line)
+    assert not (d / "o.txt").exists()

@@ -36,6 +36,7 @@ from .options import (
     pick_device,
     set_threads,
 )
+from .paths import refuse_empty
 
 PROG = "python -m txl_mini bench"
 
@@ -79,6 +80,7 @@ def check_args(args) -> torch.device:
                           "steps": 1, "max_attn_len": min(EVAL_LENS),
                           "long_segments": 20})
     set_threads(args.threads)
+    refuse_empty(("--json", args.json))  # else '' wrote no JSON, silently
     if args.json:
         check_json_path(args.json)
     device = pick_device(args.device or "auto")

@@ -15,6 +15,7 @@ from ..files import remove_stale_temps
 from ..text8 import TEXT8_CHARS, DataError, load_text8
 from . import plural
 from .options import Parser, UsageError, check_output, command
+from .paths import refuse_empty
 
 # A temporary file of ours untouched this long is dead: a live write renames its own
 # within seconds of creating it (the corpus is generated before the file is opened).
@@ -40,6 +41,7 @@ def _print_stats(text: str, label: str) -> None:
 
 
 def _cmd_text8(args: argparse.Namespace) -> None:
+    refuse_empty(("--path", args.path), ("--cache-dir", args.cache_dir))
     s = load_text8(args.path, cache_dir=args.cache_dir, progress=not args.quiet)
     print(f"corpus: {s.name} (sha1-verified)")
     for part in ("train", "valid", "test"):
@@ -47,10 +49,12 @@ def _cmd_text8(args: argparse.Namespace) -> None:
 
 
 def _cmd_stats(args: argparse.Namespace) -> None:
+    refuse_empty(("the file argument", args.file))
     _print_stats(read_text_file(args.file), args.file)
 
 
 def _cmd_offline(args: argparse.Namespace) -> None:
+    refuse_empty(("--out", args.out), ("--deps-out", args.deps_out))
     if not 1000 <= args.chars <= MAX_OFFLINE_CHARS:
         raise UsageError(f"--chars must be between 1,000 and {MAX_OFFLINE_CHARS:,} "
                         f"(text8's size), got {args.chars:,}")

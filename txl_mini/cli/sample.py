@@ -23,6 +23,7 @@ from .options import (
     command,
     open_checkpoint,
 )
+from .paths import refuse_empty
 
 PROG = "python -m txl_mini sample"
 
@@ -47,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     """`python -m txl_mini sample ...`; returns the exit status."""
     args = build_parser().parse_args(argv)
+    refuse_empty(("the checkpoint argument", args.checkpoint))
     vocab = CharVocab()
     check_at_least(args, {"chars": 0, "top_k": 1})
     args.prompt = args.prompt.lower()  # as train and evaluate read their text

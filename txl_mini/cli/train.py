@@ -99,7 +99,7 @@ def check_values(args) -> None:
         if not (math.isfinite(v) and v > 0):
             raise UsageError(f"--{name} must be a finite number > 0, got {v}")
     check_seed(args.seed)
-    for name in ("run_dir", "out", "path"):
+    for name in ("run_dir", "out", "path", "resume"):
         if getattr(args, name) == "":
             raise UsageError(f"{flag(name)} is empty; give a path")
     if args.offline_chars > MAX_OFFLINE_CHARS:
