@@ -144,6 +144,8 @@ def test_a_trailing_slash_in_run_dir_prints_no_double_slash(d, tmp_path):
      "data: error: the file argument is empty; give a path"),
     (["bench", "--quick", "--json", ""],
      "bench: error: --json is empty; give a path"),
+    (["bench", "--quick", "--device", ""],
+     "bench: error: argument --device: invalid choice: ''"),
 ])
 def test_an_empty_argument_is_refused(d, argv, line):
     """Ignored (evaluate --path ''), a default (bench --device '' meant auto), nothing
@@ -151,3 +153,13 @@ def test_an_empty_argument_is_refused(d, argv, line):
     is a directory', 'give --run-dir DIR' for --resume '')."""
     refused(d, argv, line)
     assert not (d / "o.txt").exists()
+
+
+# -- 12. bench --device ----------------------------------------------------------------
+
+def test_bench_offers_only_the_devices_it_times(d):
+    """'--device x: choose one of auto, cpu, cuda, mps', then mps refused."""
+    refused(d, ["bench", "--device", "mps"], "bench: error: argument --device: "
+            "invalid choice: 'mps' (choose from 'auto', 'cpu', 'cuda')")
+    res = txl("bench", "--help")
+    assert "{auto,cpu,cuda}" in res.stdout and "mps" not in res.stdout
