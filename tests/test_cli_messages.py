@@ -155,6 +155,25 @@ def test_an_empty_argument_is_refused(d, argv, line):
     assert not (d / "o.txt").exists()
 
 
+# -- 7, 8. an option named as the option -----------------------------------------------
+
+def test_a_distance_too_short_is_a_usage_error_naming_the_option(d):
+    """'error: distances must be >= 32 (a name plus filler), got (64, 0)', exit 1."""
+    refused(d, ["data", "offline", "--distances", "64,0", "--out", "{d}/o.txt"],
+            "data: error: --distances 0: a distance must be >= 32 (a name plus "
+            "filler)")
+    assert not (d / "o.txt").exists()
+
+
+@pytest.mark.parametrize("prompt, line", [
+    ("Hi!", "--prompt: '!' is not in text8's alphabet"),
+    ("", "--prompt: give at least one character"),
+])
+def test_a_bad_prompt_names_the_option(d, prompt, line):
+    """'prompt: ...', where every other line names its option with its dashes."""
+    refused(d, ["sample", "{d}/r", "--prompt", prompt], f"sample: error: {line}")
+
+
 # -- 12. bench --device ----------------------------------------------------------------
 
 def test_bench_offers_only_the_devices_it_times(d):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..corpus import make_offline_corpus, write_offline_corpus
+from ..corpus import MIN_DISTANCE, make_offline_corpus, write_offline_corpus
 from ..data import MAX_OFFLINE_CHARS, OFFLINE_CHARS, read_text_file
 from ..files import remove_stale_temps
 from ..text8 import TEXT8_CHARS, DataError, load_text8
@@ -58,6 +58,10 @@ def _cmd_offline(args: argparse.Namespace) -> None:
     if not 1000 <= args.chars <= MAX_OFFLINE_CHARS:
         raise UsageError(f"--chars must be between 1,000 and {MAX_OFFLINE_CHARS:,} "
                         f"(text8's size), got {args.chars:,}")
+    short = [d for d in args.distances if d < MIN_DISTANCE]
+    if short:  # the generator's own ValueError would name its argument, exit 1
+        raise UsageError(f"--distances {short[0]}: a distance must be >= "
+                         f"{MIN_DISTANCE} (a name plus filler)")
     outs = [(o, p) for o, p in (("--out", args.out), ("--deps-out", args.deps_out))
             if p is not None]
     real = [check_output(path, opt) for opt, path in outs]

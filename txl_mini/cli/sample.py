@@ -58,11 +58,11 @@ def main(argv=None) -> int:
     check_seed(args.seed)
     bad = [c for c in args.prompt if c not in vocab.chars]
     if bad:
-        raise UsageError(f"prompt: {bad[0]!r} is not in text8's alphabet; write the "
-                         "prompt in letters a-z and spaces")
+        raise UsageError(f"--prompt: {bad[0]!r} is not in text8's alphabet; write "
+                         "the prompt in letters a-z and spaces")
     prompt = vocab.encode(args.prompt)
     if prompt.numel() == 0:
-        raise UsageError("prompt: give at least one character")
+        raise UsageError("--prompt: give at least one character")
     try:
         model, meta, path, device = open_checkpoint(args)
     except CheckpointUnreadable:  # "cannot read PATH: ..." says all (a ValueError)
