@@ -174,6 +174,17 @@ def test_a_bad_prompt_names_the_option(d, prompt, line):
     refused(d, ["sample", "{d}/r", "--prompt", prompt], f"sample: error: {line}")
 
 
+def test_text8_messages_name_the_options(tmp_path):
+    """'or omit path to download', 'Pass cache_dir=...': load_text8's arguments,
+    shown to a user of python -m txl_mini data text8."""
+    line = one_line(txl("data", "text8", "--path", tmp_path / "nope"), 1)
+    assert line.endswith("Give --path text8.zip or the unzipped text8 file, or "
+                         "leave it out to download http://mattmahoney.net/dc/text8.zip."
+                         ), line
+    line = one_line(txl("data", "text8", "--cache-dir", "/proc/no/such"), 1)
+    assert line.endswith("Give --cache-dir a directory you can write."), line
+
+
 # -- 12. bench --device ----------------------------------------------------------------
 
 def test_bench_offers_only_the_devices_it_times(d):

@@ -5,13 +5,18 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+from contextlib import contextmanager
 
 import numpy as np
 import torch
 
 from ..data import CharVocab, corpus_splits
+from ..text8 import DataError
 from . import plural
 from .options import UsageError
+
+# how text8's messages name load_text8's arguments -> the options that set them
+OPTION_NAMES = {"path=...": "--path", "cache_dir=...": "--cache-dir"}
 
 
 def sha1_tokens(tokens: torch.Tensor) -> str:
@@ -22,6 +27,20 @@ def sha1_tokens(tokens: torch.Tensor) -> str:
 def check_not_empty(path) -> None:
     if path is not None and os.path.isfile(path) and os.path.getsize(path) == 0:
         raise UsageError(f"--path {path} is empty: there is no text in it")
+
+
+@contextmanager
+def option_names():
+    """A DataError from text8 names load_text8's arguments (`give path=...`), for a
+    library user; a command line's user reads the options instead (`give --path`).
+    Only data text8 has --cache-dir, and only it passes cache_dir."""
+    try:
+        yield
+    except DataError as e:
+        msg = str(e)
+        for arg, option in OPTION_NAMES.items():
+            msg = msg.replace(arg, option)
+        raise DataError(msg) from None
 
 
 def check_text_file(path: str, prog: str) -> None:
@@ -43,7 +62,8 @@ def load_corpus(args, cfg, prog: str):
     check_not_empty(args.path)
     if args.corpus == "offline" and args.path and os.path.isfile(args.path):
         check_text_file(args.path, prog)
-    splits = corpus_splits(args.corpus, args.path, args.offline_chars)  # read once
+    with option_names():
+        splits = corpus_splits(args.corpus, args.path, args.offline_chars)  # read once
     encode = CharVocab().encode
     tokens, valid = encode(splits.train), encode(splits.valid[:args.eval_chars])
     T = len(tokens) // args.batch_size

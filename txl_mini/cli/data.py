@@ -14,6 +14,7 @@ from ..data import MAX_OFFLINE_CHARS, OFFLINE_CHARS, read_text_file
 from ..files import remove_stale_temps
 from ..text8 import TEXT8_CHARS, DataError, load_text8
 from . import plural
+from .corpus import option_names
 from .options import Parser, UsageError, check_output, command
 from .paths import refuse_empty
 
@@ -42,7 +43,8 @@ def _print_stats(text: str, label: str) -> None:
 
 def _cmd_text8(args: argparse.Namespace) -> None:
     refuse_empty(("--path", args.path), ("--cache-dir", args.cache_dir))
-    s = load_text8(args.path, cache_dir=args.cache_dir, progress=not args.quiet)
+    with option_names():
+        s = load_text8(args.path, cache_dir=args.cache_dir, progress=not args.quiet)
     print(f"corpus: {s.name} (sha1-verified)")
     for part in ("train", "valid", "test"):
         _print_stats(getattr(s, part), f"{s.name} {part}")

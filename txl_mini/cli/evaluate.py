@@ -10,7 +10,7 @@ from ..corpus import BOOK_CORPORA
 from ..data import CORPORA, OFFLINE_CHARS, load_corpus_split
 from ..evaluate import evaluate_segments, evaluate_sliding_window
 from ..text8 import DataError
-from .corpus import check_not_empty
+from .corpus import check_not_empty, option_names
 from .memory import check_memory
 from .options import (
     Parser,
@@ -107,8 +107,10 @@ def main(argv=None) -> int:
     check_memory(cfg.replace(seg_len=L), B, M, False, device)
     corpus, corpus_path = corpus_of(args, meta, path)
     check_not_empty(corpus_path)
-    tokens = load_corpus_split(corpus, args.split, corpus_path,
-                               meta.get("offline_chars", OFFLINE_CHARS))[: args.chars]
+    with option_names():
+        split = load_corpus_split(corpus, args.split, corpus_path,
+                                  meta.get("offline_chars", OFFLINE_CHARS))
+    tokens = split[: args.chars]
     if mode == "sliding" and len(tokens) <= L + 1:
         raise UsageError(f"--chars: the sliding window needs more than {L + 1} "
                          f"characters, got {len(tokens)}")
