@@ -185,6 +185,40 @@ def test_text8_messages_name_the_options(tmp_path):
     assert line.endswith("Give --cache-dir a directory you can write."), line
 
 
+# -- 10. evaluate on a file that is no corpus for it -----------------------------------
+
+@pytest.mark.parametrize("argv, line", [
+    (["evaluate", "{d}/r", "--path", "{d}/short.txt"],
+     "evaluate: error: --path {d}/short.txt: its valid split (5% of the text) has 0 "
+     "characters; the evaluation needs at least 2; give a longer text"),
+    (["evaluate", "{d}/r", "--mode", "sliding", "--path", "{d}/short.txt"],
+     "evaluate: error: --path {d}/short.txt: its valid split (5% of the text) has 0 "
+     "characters; the sliding window of L=8 needs at least 10; give a longer text"),
+    (["evaluate", "{d}/r", "--chars", "5", "--mode", "sliding"],
+     "evaluate: error: --chars 5: the sliding window of L=8 needs at least 10"),
+    (["evaluate", "{d}/r", "--batch-size", "1000"],
+     "evaluate: error: --batch-size 1000: the valid split's 100 characters cannot "
+     "make 1000 streams of 2 or more"),
+    (["train", "--preset", "tiny", "--path", "{d}/short.txt", "--batch-size", "1",
+      "--run-dir", "{d}/v"],
+     "train: error: --path {d}/short.txt: its valid split (5% of the text) has 0 "
+     "characters; validation needs at least 2; give a longer text"),
+])
+def test_a_text_too_short_is_blamed_not_chars(d, argv, line):
+    """'--chars: 0 characters cannot make 1 streams' for a file too short; train said
+    '1 streams of 12, too short for segments of 8 (need > 8 per stream)'."""
+    refused(d, argv, line)
+    assert not (d / "v").exists()
+
+
+def test_evaluate_warns_of_a_file_that_is_not_text(d):
+    """A bpc for binary bytes, without a word (train warns)."""
+    res = txl("evaluate", d / "r", "--path", d / "binary.bin", "--quiet")
+    assert res.returncode == 0 and res.stderr.startswith(
+        f"{PROG} evaluate: warning: only 20% of {d}/binary.bin's first MiB are "
+        "letters"), res.stderr
+
+
 # -- 12. bench --device ----------------------------------------------------------------
 
 def test_bench_offers_only_the_devices_it_times(d):

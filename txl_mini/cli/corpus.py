@@ -67,12 +67,16 @@ def load_corpus(args, cfg, prog: str):
     encode = CharVocab().encode
     tokens, valid = encode(splits.train), encode(splits.valid[:args.eval_chars])
     T = len(tokens) // args.batch_size
-    if T < cfg.seg_len + 1 or len(valid) < 2:
+    if T < cfg.seg_len + 1:
         raise UsageError(
             f"the training split has {len(tokens):,} chars: "
             f"{plural(args.batch_size, 'stream')} of {T:,}, too short for segments of "
             f"{cfg.seg_len} (need > {cfg.seg_len} per stream); lower --batch-size or "
             "--seg-len, or use a longer corpus")
+    if len(valid) < 2:  # --eval-chars >= 2, so the file is too short (not the option)
+        raise UsageError(f"--path {args.path}: its valid split (5% of the text) has "
+                         f"{len(splits.valid)} characters; validation needs at least "
+                         "2; give a longer text")
     corpus = {"name": args.corpus, "path": args.path, "chars": len(tokens),
               "sha1": sha1_tokens(tokens)}
     return tokens, valid, corpus

@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 
 from ..corpus import BOOK_CORPORA
 from ..data import CORPORA, OFFLINE_CHARS, load_corpus_split
 from ..evaluate import evaluate_segments, evaluate_sliding_window
 from ..text8 import DataError
-from .corpus import check_not_empty, option_names
+from . import plural
+from .corpus import check_not_empty, check_text_file, option_names
 from .memory import check_memory
 from .options import (
     Parser,
@@ -93,6 +95,30 @@ def settings(args, model) -> tuple[str, int, int, dict]:
     return mode, args.seg_len or cfg.seg_len, M, changes
 
 
+def check_length(args, mode: str, L: int, n_split: int, n: int, text: str) -> None:
+    """Enough characters for the evaluation, else the one to blame: the text (its
+    split too short for any run), --batch-size (too many streams for the split) or
+    --chars (it cut the split too short)."""
+    B = args.batch_size
+    least, need = (L + 2, L + 2) if mode == "sliding" else (2, 2 * B)
+    if n >= need:
+        return
+    what = (f"the sliding window of L={L} needs at least {L + 2}" if mode == "sliding"
+            else "the evaluation needs at least 2")
+    if n_split < least:
+        where = f"--path {text}" if args.path else text
+        shorter = " or a smaller --seg-len" if args.seg_len else ""
+        raise UsageError(f"{where}: its {args.split} split (5% of the text) has "
+                         f"{n_split} characters; {what}; give a longer text{shorter}")
+    if n_split < need:
+        raise UsageError(f"--batch-size {B}: the {args.split} split's {n_split:,} "
+                         f"characters cannot make {B} streams of 2 or more")
+    if mode == "sliding":
+        raise UsageError(f"--chars {args.chars}: {what}")
+    raise UsageError(f"--chars {args.chars}: {plural(n, 'character')} cannot make "
+                     f"{plural(B, 'stream')} of 2 or more")
+
+
 @command(PROG, errors=(OSError, ValueError, DataError))  # CheckpointError: a ValueError
 def main(argv=None) -> int:
     """`python -m txl_mini evaluate ...`; returns the exit status."""
@@ -107,15 +133,13 @@ def main(argv=None) -> int:
     check_memory(cfg.replace(seg_len=L), B, M, False, device)
     corpus, corpus_path = corpus_of(args, meta, path)
     check_not_empty(corpus_path)
+    if corpus == "offline" and corpus_path and os.path.isfile(corpus_path):
+        check_text_file(corpus_path, PROG)  # a warning, as train gives
     with option_names():
         split = load_corpus_split(corpus, args.split, corpus_path,
                                   meta.get("offline_chars", OFFLINE_CHARS))
     tokens = split[: args.chars]
-    if mode == "sliding" and len(tokens) <= L + 1:
-        raise UsageError(f"--chars: the sliding window needs more than {L + 1} "
-                         f"characters, got {len(tokens)}")
-    if mode == "segments" and len(tokens) // B < 2:
-        raise UsageError(f"--chars: {len(tokens)} characters cannot make {B} streams")
+    check_length(args, mode, L, len(split), len(tokens), corpus_path or corpus)
     show = not (args.quiet or args.json)
     # the key/value cache serves XL's segments
     cache = (mode == "segments" and not args.no_cache and M > 0
