@@ -227,3 +227,15 @@ def test_bench_offers_only_the_devices_it_times(d):
             "invalid choice: 'mps' (choose from 'auto', 'cpu', 'cuda')")
     res = txl("bench", "--help")
     assert "{auto,cpu,cuda}" in res.stdout and "mps" not in res.stdout
+
+
+# -- 13. evaluate's sliding window and M -----------------------------------------------
+
+def test_the_sliding_window_shows_and_takes_no_memory(d):
+    """'TransformerXL, sliding, L=8, M=4' for a window that uses no memory."""
+    refused(d, ["evaluate", "{d}/r", "--mode", "sliding", "--mem-len", "4"],
+            "evaluate: error: --mem-len: the sliding window has no memory; drop it")
+    res = txl("evaluate", d / "r", "--mode", "sliding", "--quiet")
+    assert res.returncode == 0 and ", sliding, L=8;" in res.stdout, res.stdout
+    res = txl("evaluate", d / "r", "--mode", "sliding", "--json")
+    assert json.loads(res.stdout)["mem_len"] == 0

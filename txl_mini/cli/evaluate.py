@@ -79,11 +79,14 @@ def settings(args, model) -> tuple[str, int, int, dict]:
     mode = ("sliding" if vanilla else "segments") if args.mode == "auto" else args.mode
     if vanilla and args.mem_len:
         raise UsageError("--mem-len: a vanilla checkpoint has no memory")
+    if mode == "sliding" and args.mem_len:  # else shown as M=4, and never used
+        raise UsageError("--mem-len: the sliding window has no memory; drop it")
     if vanilla and args.clamp_len is not None:
         raise UsageError("--clamp-len: a vanilla checkpoint has no relative "
                          "positions to clamp")
     cfg = model.cfg
-    M = 0 if vanilla else (cfg.mem_len if args.mem_len is None else args.mem_len)
+    M = 0 if vanilla or mode == "sliding" else (
+        cfg.mem_len if args.mem_len is None else args.mem_len)
     if (args.same_length or cfg.same_length) and (M == 0 or mode == "sliding"):
         raise UsageError("same_length needs memory: with M = 0 (a vanilla model, the "
                          "sliding window or --mem-len 0) every query would see only "
@@ -145,7 +148,8 @@ def main(argv=None) -> int:
     cache = (mode == "segments" and not args.no_cache and M > 0
              and type(model).__name__ == "TransformerXL")
     if not args.json:
-        print(f"{path}: {type(model).__name__}, {mode}, L={L}, M={M}"
+        memory = "" if mode == "sliding" else f", M={M}"  # the window has none
+        print(f"{path}: {type(model).__name__}, {mode}, L={L}{memory}"
               f"{', key/value cache' if cache else ''}; corpus: "
               f"{corpus} ({args.split}, first {len(tokens):,} characters)",
               flush=True)
