@@ -219,6 +219,18 @@ def test_evaluate_warns_of_a_file_that_is_not_text(d):
         "letters"), res.stderr
 
 
+# -- 11. a huge --vocab-size ----------------------------------------------------------
+
+def test_a_huge_vocab_size_is_refused_with_its_bound(d):
+    """'this needs roughly 166,893.0 GiB (...); lower --batch-size, --seg-len or
+    --mem-len', none of which would help (and below the memory check, an
+    allocation that fails mid-run)."""
+    refused(d, ["train", "--preset", "tiny", "--vocab-size", "100000000000",
+                "--run-dir", "{d}/v"], "train: error: --vocab-size must be <= 256 (a "
+            "row per byte value; the corpus has 27), got 100,000,000,000")
+    assert not (d / "v").exists()
+
+
 # -- 12. bench --device ----------------------------------------------------------------
 
 def test_bench_offers_only_the_devices_it_times(d):

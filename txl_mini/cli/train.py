@@ -42,6 +42,9 @@ from .run import Run, RunError
 
 PROG = "python -m txl_mini train"
 WRITE_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)
+# rows past the corpus' 27 characters are never used; a bound keeps a typo from
+# asking for a GiB-sized embedding (or an allocation that fails mid-run)
+MAX_VOCAB = 256
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -108,6 +111,9 @@ def check_values(args) -> None:
     if args.vocab_size is not None and args.vocab_size < len(TEXT8_CHARS):
         raise UsageError(f"--vocab-size must be >= {len(TEXT8_CHARS)}, the corpus' "
                          f"characters (a-z and space), got {args.vocab_size}")
+    if args.vocab_size is not None and args.vocab_size > MAX_VOCAB:
+        raise UsageError(f"--vocab-size must be <= {MAX_VOCAB} (a row per byte value; "
+                         f"the corpus has {len(TEXT8_CHARS)}), got {args.vocab_size:,}")
     for name, why in (("mem_len", "has no memory"), ("pos_enc", "has absolute "
                       "positions"), ("shaw_clip", "has no Shaw et al. encoding")):
         if args.vanilla and getattr(args, name) is not None:
