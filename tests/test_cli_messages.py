@@ -5,10 +5,12 @@ failed before its fix)."""
 
 import json
 import shutil
+import signal
+import time
 
 import pytest
 from cli_text import words
-from test_cli_faults import py, tiny
+from test_cli_faults import py, start, tiny, wait_for
 
 PROG = "python -m txl_mini"
 
@@ -251,3 +253,21 @@ def test_the_sliding_window_shows_and_takes_no_memory(d):
     assert res.returncode == 0 and ", sliding, L=8;" in res.stdout, res.stdout
     res = txl("evaluate", d / "r", "--mode", "sliding", "--json")
     assert json.loads(res.stdout)["mem_len"] == 0
+
+
+# -- 14. a double Ctrl-C ---------------------------------------------------------------
+
+@pytest.mark.parametrize("gap", [0.001, 0.05])
+def test_a_double_ctrl_c_says_interrupted_once(tmp_path, gap):
+    """Two 'interrupted' lines (the second from the package's own handler), or one and
+    a KeyboardInterrupt traceback from an exit handler of torch's."""
+    proc = start(["data", "offline", "--chars", "100000000", "--out",
+                  str(tmp_path / "o.txt")])
+    wait_for(lambda: "libtorch" in open(f"/proc/{proc.pid}/maps").read())
+    time.sleep(8)  # the rest of the imports: then it generates for minutes
+    proc.send_signal(signal.SIGINT)
+    time.sleep(gap)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and err.strip() == f"{PROG} data: interrupted", err
+    assert list(tmp_path.iterdir()) == []
