@@ -204,8 +204,7 @@ class Run:
             kept = (f"last good checkpoint {good} kept" if os.path.exists(good)
                     else "no checkpoint was written yet; start over with other "
                     "options and --overwrite")
-            # an error, said as train says every error: `python -m txl_mini train:
-            # error: ...` (a Stop's line would carry no prefix), exit status 1
+            # an error: train prints it, as every error, after its prefix (a Stop: none)
             raise RunError(f"{e} at step {self.step + 1}; stopped, {kept}") from None
         self.mems = out.mems or None
         self.pos += x.shape[1]
