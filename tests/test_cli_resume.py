@@ -61,7 +61,8 @@ def test_last_pt_of_another_model_is_refused(tmp_path, text, capsys):
     capsys.readouterr()
     assert train_main(["--resume", str(xl)]) == 2
     err = capsys.readouterr().err
-    assert "holds a VanillaTransformer" in err and "(TransformerXL)" in err
+    assert "holds a VanillaTransformer, but" in err
+    assert "describes a TransformerXL" in err
 
 
 def test_finished_run_says_so_and_writes_nothing(tmp_path, text, capsys):

@@ -138,7 +138,7 @@ def test_cli_unknown_prompt_character_is_one_clear_line(checkpoints):
     assert "Traceback" not in r.stderr
     lines = r.stderr.strip().splitlines()
     # upper case is lowered, as train and evaluate lower their text; '!' is refused
-    assert len(lines) == 1 and "error: prompt:" in lines[0] and "'!'" in lines[0]
+    assert len(lines) == 1 and "error: --prompt:" in lines[0] and "'!'" in lines[0]
 
 
 @pytest.mark.parametrize("content", [None, b"", b"not a checkpoint at all"])

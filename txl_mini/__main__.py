@@ -2,6 +2,7 @@
 
 import sys
 
-from .cli import main
+from .cli import interrupt_once, main
 
+interrupt_once()
 sys.exit(main())

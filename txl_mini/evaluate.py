@@ -33,7 +33,8 @@ class EvalResult:
     n_nonfinite: int = 0
 
     def __str__(self) -> str:
-        return (f"{self.bpc:.3f} bpc over {self.n_tokens:,} characters "
+        chars = "character" if self.n_tokens == 1 else "characters"
+        return (f"{self.bpc:.3f} bpc over {self.n_tokens:,} {chars} "
                 f"in {self.seconds:.2f} s")
 
 

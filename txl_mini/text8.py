@@ -177,11 +177,11 @@ def _download(url: str, dest: Path, zip_size: int, zip_sha1: str, text_size: int
             except (OSError, ValueError, http.client.HTTPException) as e:  # bad url
                 raise DataError(
                     f"could not download {url}: {_reason(e)}. Check your connection "
-                    f"and retry, or place text8.zip at {dest} or pass path=... "
-                    "(CLI: --path)") from None
+                    f"and retry, or place text8.zip at {dest}, or give path=... a "
+                    "copy you downloaded yourself") from None
             _check(f"download of {url}", size, h.hexdigest(), zip_size, zip_sha1,
-                   "Nothing was saved. Retry, or download it yourself and pass "
-                   "path=... (CLI: --path).")
+                   "Nothing was saved. Retry, or download it yourself and give "
+                   "path=... the file.")
             return _read_text(Path(tmp), text_size, text_sha1,
                               label=f"text8 inside {url}")
     except _Terminated:
@@ -205,8 +205,8 @@ def load_text8(path: Optional[PathLike] = None, *, cache_dir: Optional[PathLike]
     if path is not None:
         p = Path(path).expanduser()
         if not p.is_file():
-            raise DataError(f"no such file: {p}. Pass the path of text8.zip or of the "
-                            f"unzipped text8 file, or omit path to download {url}.")
+            raise DataError(f"no such file: {p}. Give path=... text8.zip or the "
+                            f"unzipped text8 file, or leave it out to download {url}.")
         return split_text8(_read_text(p, text_size, text_sha1))
 
     cache = (Path(cache_dir).expanduser() if cache_dir is not None
@@ -215,8 +215,10 @@ def load_text8(path: Optional[PathLike] = None, *, cache_dir: Optional[PathLike]
     try:
         cache.mkdir(parents=True, exist_ok=True)
     except OSError as e:
+        how = ("Give cache_dir=... a directory you can write." if cache_dir is not None
+               else "Set TXL_MINI_CACHE to a directory you can write.")
         raise DataError(f"cannot create cache directory {cache}: {e.strerror}. "
-                        "Pass cache_dir=... or set TXL_MINI_CACHE.") from None
+                        f"{how}") from None
     try:
         return _cached_or_download(cache, url, zip_size, zip_sha1, text_size,
                                    text_sha1, progress)

@@ -7,6 +7,7 @@ one level up know nothing of argparse, signals or several processes.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from importlib import import_module
 
@@ -57,7 +58,27 @@ def _list_commands(argv: list) -> int:
     return 0 if helped else 2
 
 
+def plural(n: int, noun: str) -> str:
+    """`1 thread`, `2 threads`: a count and its noun, as the commands print them."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+def interrupt_once() -> None:
+    """For a process that runs a command: the first Ctrl-C raises KeyboardInterrupt
+    (one line, 130); later ones are the same request and are ignored. Else a second
+    press while the first is reported printed 'interrupted' twice, or a traceback
+    from an exit handler of torch's. (Left alone where SIGINT is already ignored,
+    as in a background job, or handled by someone else.)"""
+    def first(signum, frame):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        raise KeyboardInterrupt
+
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, first)
+
+
 def run_module(name: str) -> None:
     """`python -m txl_mini.cli.NAME ...` is `python -m txl_mini NAME ...`, through
     main() above: its closed pipe and Ctrl-C end the same way."""
+    interrupt_once()
     sys.exit(main([name, *sys.argv[1:]]))

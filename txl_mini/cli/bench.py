@@ -36,6 +36,7 @@ from .options import (
     pick_device,
     set_threads,
 )
+from .paths import refuse_empty
 
 PROG = "python -m txl_mini bench"
 
@@ -45,7 +46,10 @@ def build_parser() -> argparse.ArgumentParser:
     add = ap.add_argument
     add("--quick", action="store_true", help="small smoke run (< 60 s on a CPU)")
     add("--json", metavar="PATH", help="also write the results as JSON here")
-    add("--device", help="cpu or cuda (default: cuda if available, else cpu)")
+    # cpu or cuda only: the timings synchronise CUDA alone (speed.synchronize), so on
+    # Apple's MPS they would time queued kernels
+    add("--device", default="auto", choices=("auto", "cpu", "cuda"),
+        help="auto: cuda if available, else cpu")
     add("--threads", type=int, default=1, help="torch CPU threads")
     add("--batch", type=int, default=16, help="training batch size")
     add("--eval-batch", type=int, default=1,
@@ -79,15 +83,11 @@ def check_args(args) -> torch.device:
                           "steps": 1, "max_attn_len": min(EVAL_LENS),
                           "long_segments": 20})
     set_threads(args.threads)
+    refuse_empty(("--json", args.json))  # else '' wrote no JSON, silently
     if args.json:
         check_json_path(args.json)
-    device = pick_device(args.device or "auto")
-    # the timings synchronise CUDA only (speed.synchronize): on Apple's MPS they
-    # would time queued kernels, so auto means cuda or cpu here
-    if device.type == "mps":
-        if args.device:
-            raise UsageError(f"--device {args.device}: the bench times cpu or "
-                             "cuda only")
+    device = pick_device(args.device)
+    if device.type == "mps":  # auto on a Mac: the CPU (see --device)
         device = torch.device("cpu")
     if args.profile and device.type != "cpu":
         raise UsageError("--profile splits CPU time: use it with --device cpu")

@@ -5,12 +5,18 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+from contextlib import contextmanager
 
 import numpy as np
 import torch
 
 from ..data import CharVocab, corpus_splits
+from ..text8 import DataError
+from . import plural
 from .options import UsageError
+
+# how text8's messages name load_text8's arguments -> the options that set them
+OPTION_NAMES = {"path=...": "--path", "cache_dir=...": "--cache-dir"}
 
 
 def sha1_tokens(tokens: torch.Tensor) -> str:
@@ -21,6 +27,20 @@ def sha1_tokens(tokens: torch.Tensor) -> str:
 def check_not_empty(path) -> None:
     if path is not None and os.path.isfile(path) and os.path.getsize(path) == 0:
         raise UsageError(f"--path {path} is empty: there is no text in it")
+
+
+@contextmanager
+def option_names():
+    """A DataError from text8 names load_text8's arguments (`give path=...`), for a
+    library user; a command line's user reads the options instead (`give --path`).
+    Only data text8 has --cache-dir, and only it passes cache_dir."""
+    try:
+        yield
+    except DataError as e:
+        msg = str(e)
+        for arg, option in OPTION_NAMES.items():
+            msg = msg.replace(arg, option)
+        raise DataError(msg) from None
 
 
 def check_text_file(path: str, prog: str) -> None:
@@ -42,16 +62,21 @@ def load_corpus(args, cfg, prog: str):
     check_not_empty(args.path)
     if args.corpus == "offline" and args.path and os.path.isfile(args.path):
         check_text_file(args.path, prog)
-    splits = corpus_splits(args.corpus, args.path, args.offline_chars)  # read once
+    with option_names():
+        splits = corpus_splits(args.corpus, args.path, args.offline_chars)  # read once
     encode = CharVocab().encode
     tokens, valid = encode(splits.train), encode(splits.valid[:args.eval_chars])
     T = len(tokens) // args.batch_size
-    if T < cfg.seg_len + 1 or len(valid) < 2:
+    if T < cfg.seg_len + 1:
         raise UsageError(
-            f"the training split has {len(tokens):,} chars: {args.batch_size} "
-            f"streams of {T:,}, too short for segments of {cfg.seg_len} (need > "
-            f"{cfg.seg_len} per stream); lower --batch-size or --seg-len, or use "
-            "a longer corpus")
+            f"the training split has {len(tokens):,} chars: "
+            f"{plural(args.batch_size, 'stream')} of {T:,}, too short for segments of "
+            f"{cfg.seg_len} (need > {cfg.seg_len} per stream); lower --batch-size or "
+            "--seg-len, or use a longer corpus")
+    if len(valid) < 2:  # --eval-chars >= 2, so the file is too short (not the option)
+        raise UsageError(f"--path {args.path}: its valid split (5% of the text) has "
+                         f"{len(splits.valid)} characters; validation needs at least "
+                         "2; give a longer text")
     corpus = {"name": args.corpus, "path": args.path, "chars": len(tokens),
               "sha1": sha1_tokens(tokens)}
     return tokens, valid, corpus

@@ -9,11 +9,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ..corpus import make_offline_corpus, write_offline_corpus
+from ..corpus import MIN_DISTANCE, make_offline_corpus, write_offline_corpus
 from ..data import MAX_OFFLINE_CHARS, OFFLINE_CHARS, read_text_file
 from ..files import remove_stale_temps
 from ..text8 import TEXT8_CHARS, DataError, load_text8
+from . import plural
+from .corpus import option_names
 from .options import Parser, UsageError, check_output, command
+from .paths import refuse_empty
 
 # A temporary file of ours untouched this long is dead: a live write renames its own
 # within seconds of creating it (the corpus is generated before the file is opened).
@@ -31,7 +34,7 @@ def _print_stats(text: str, label: str) -> None:
     )
     p = counts[counts > 0] / max(raw.size, 1)
     top = sorted(((int(counts[ord(c)]), c) for c in TEXT8_CHARS), reverse=True)[:8]
-    print(f"{label}: {raw.size:,} chars, {n_words:,} words, "
+    print(f"{label}: {plural(raw.size, 'char')}, {plural(n_words, 'word')}, "
           f"{raw.size - in_alphabet:,} outside the text8 alphabet, "
           f"unigram entropy {0.0 - (p * np.log2(p)).sum():.3f} bits/char")
     print("  most frequent: "
@@ -39,20 +42,28 @@ def _print_stats(text: str, label: str) -> None:
 
 
 def _cmd_text8(args: argparse.Namespace) -> None:
-    s = load_text8(args.path, cache_dir=args.cache_dir, progress=not args.quiet)
+    refuse_empty(("--path", args.path), ("--cache-dir", args.cache_dir))
+    with option_names():
+        s = load_text8(args.path, cache_dir=args.cache_dir, progress=not args.quiet)
     print(f"corpus: {s.name} (sha1-verified)")
     for part in ("train", "valid", "test"):
         _print_stats(getattr(s, part), f"{s.name} {part}")
 
 
 def _cmd_stats(args: argparse.Namespace) -> None:
+    refuse_empty(("the file argument", args.file))
     _print_stats(read_text_file(args.file), args.file)
 
 
 def _cmd_offline(args: argparse.Namespace) -> None:
+    refuse_empty(("--out", args.out), ("--deps-out", args.deps_out))
     if not 1000 <= args.chars <= MAX_OFFLINE_CHARS:
         raise UsageError(f"--chars must be between 1,000 and {MAX_OFFLINE_CHARS:,} "
                         f"(text8's size), got {args.chars:,}")
+    short = [d for d in args.distances if d < MIN_DISTANCE]
+    if short:  # the generator's own ValueError would name its argument, exit 1
+        raise UsageError(f"--distances {short[0]}: a distance must be >= "
+                         f"{MIN_DISTANCE} (a name plus filler)")
     outs = [(o, p) for o, p in (("--out", args.out), ("--deps-out", args.deps_out))
             if p is not None]
     real = [check_output(path, opt) for opt, path in outs]
@@ -82,7 +93,8 @@ def _cmd_offline(args: argparse.Namespace) -> None:
     for d in corpus.distances:
         deps = [x for x in corpus.deps if x.distance == d]
         first = ", ".join(f"{x.cue}->{x.target}" for x in deps[:3])
-        print(f"  distance {d}: {len(deps)} planted names (cue->target: {first}, ...)")
+        print(f"  distance {d}: {plural(len(deps), 'planted name')} (cue->target: "
+              f"{first}, ...)")
     if args.deps_out:
         print("dependencies (cue, target, length, distance) written to "
               f"{args.deps_out}")

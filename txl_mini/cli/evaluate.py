@@ -5,13 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 
 from ..corpus import BOOK_CORPORA
 from ..data import CORPORA, OFFLINE_CHARS, load_corpus_split
 from ..evaluate import evaluate_segments, evaluate_sliding_window
 from ..text8 import DataError
+from . import plural
 from .checkpoints import open_checkpoint
-from .corpus import check_not_empty
+from .corpus import check_not_empty, check_text_file, option_names
 from .memory import check_memory
 from .options import (
     Parser,
@@ -20,6 +22,7 @@ from .options import (
     check_at_least,
     command,
 )
+from .paths import refuse_empty
 from .settings import check_settings
 
 PROG = "python -m txl_mini evaluate"
@@ -77,8 +80,11 @@ def settings(args, model) -> tuple[str, int, int, dict]:
     mode = ("sliding" if vanilla else "segments") if args.mode == "auto" else args.mode
     if vanilla and args.mem_len:
         raise UsageError("--mem-len: a vanilla checkpoint has no memory")
+    if mode == "sliding" and args.mem_len:  # else shown as M=4, and never used
+        raise UsageError("--mem-len: the sliding window has no memory; drop it")
     cfg = model.cfg
-    M = 0 if vanilla else (cfg.mem_len if args.mem_len is None else args.mem_len)
+    M = 0 if vanilla or mode == "sliding" else (
+        cfg.mem_len if args.mem_len is None else args.mem_len)
     # the checks train makes of its options (cli/settings.py), here of these options
     # and the checkpoint's same_length; a no-op it was trained with is no reason to
     # refuse it
@@ -94,10 +100,35 @@ def settings(args, model) -> tuple[str, int, int, dict]:
     return mode, args.seg_len or cfg.seg_len, M, changes
 
 
+def check_length(args, mode: str, L: int, n_split: int, n: int, text: str) -> None:
+    """Enough characters for the evaluation, else the one to blame: the text (its
+    split too short for any run), --batch-size (too many streams for the split) or
+    --chars (it cut the split too short)."""
+    B = args.batch_size
+    least, need = (L + 2, L + 2) if mode == "sliding" else (2, 2 * B)
+    if n >= need:
+        return
+    what = (f"the sliding window of L={L} needs at least {L + 2}" if mode == "sliding"
+            else "the evaluation needs at least 2")
+    if n_split < least:
+        where = f"--path {text}" if args.path else text
+        shorter = " or a smaller --seg-len" if args.seg_len else ""
+        raise UsageError(f"{where}: its {args.split} split (5% of the text) has "
+                         f"{n_split} characters; {what}; give a longer text{shorter}")
+    if n_split < need:
+        raise UsageError(f"--batch-size {B}: the {args.split} split's {n_split:,} "
+                         f"characters cannot make {B} streams of 2 or more")
+    if mode == "sliding":
+        raise UsageError(f"--chars {args.chars}: {what}")
+    raise UsageError(f"--chars {args.chars}: {plural(n, 'character')} cannot make "
+                     f"{plural(B, 'stream')} of 2 or more")
+
+
 @command(PROG, errors=(OSError, ValueError, DataError))  # CheckpointError: a ValueError
 def main(argv=None) -> int:
     """`python -m txl_mini evaluate ...`; returns the exit status."""
     args = build_parser().parse_args(argv)
+    refuse_empty(("the checkpoint argument", args.checkpoint), ("--path", args.path))
     check_at_least(args, {"chars": 2, "batch_size": 1, "seg_len": 1, "mem_len": 0})
     if args.clamp_len is not None and (args.clamp_len < -1 or args.clamp_len == 0):
         raise UsageError(f"--clamp-len must be -1 (off) or >= 1, got {args.clamp_len}")
@@ -107,19 +138,20 @@ def main(argv=None) -> int:
     check_memory(cfg.replace(seg_len=L), B, M, False, device)
     corpus, corpus_path = corpus_of(args, meta, path)
     check_not_empty(corpus_path)
-    tokens = load_corpus_split(corpus, args.split, corpus_path,
-                               meta.get("offline_chars", OFFLINE_CHARS))[: args.chars]
-    if mode == "sliding" and len(tokens) <= L + 1:
-        raise UsageError(f"--chars: the sliding window needs more than {L + 1} "
-                         f"characters, got {len(tokens)}")
-    if mode == "segments" and len(tokens) // B < 2:
-        raise UsageError(f"--chars: {len(tokens)} characters cannot make {B} streams")
+    if corpus == "offline" and corpus_path and os.path.isfile(corpus_path):
+        check_text_file(corpus_path, PROG)  # a warning, as train gives
+    with option_names():
+        split = load_corpus_split(corpus, args.split, corpus_path,
+                                  meta.get("offline_chars", OFFLINE_CHARS))
+    tokens = split[: args.chars]
+    check_length(args, mode, L, len(split), len(tokens), corpus_path or corpus)
     show = not (args.quiet or args.json)
     # the key/value cache serves XL's segments
     cache = (mode == "segments" and not args.no_cache and M > 0
              and type(model).__name__ == "TransformerXL")
     if not args.json:
-        print(f"{path}: {type(model).__name__}, {mode}, L={L}, M={M}"
+        memory = "" if mode == "sliding" else f", M={M}"  # the window has none
+        print(f"{path}: {type(model).__name__}, {mode}, L={L}{memory}"
               f"{', key/value cache' if cache else ''}; corpus: "
               f"{corpus} ({args.split}, first {len(tokens):,} characters)",
               flush=True)

@@ -7,6 +7,7 @@ import os
 import torch
 
 from ..config import ModelConfig
+from . import plural
 from .options import UsageError
 
 
@@ -31,7 +32,7 @@ def memory_estimate(cfg: ModelConfig, batch_size: int, mem_len: int,
     total = weights + attn + acts
     gib = 2**30
     return total, (f"attention scores {attn / gib:.1f} GiB for B={B} x H={H} x "
-                   f"L={L} x K={K} x {cfg.n_layer} layers, other activations "
+                   f"L={L} x K={K} x {plural(cfg.n_layer, 'layer')}, other activations "
                    f"{acts / gib:.1f} GiB, weights{' + Adam' if training else ''} "
                    f"{weights / gib:.1f} GiB")
 

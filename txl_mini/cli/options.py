@@ -98,10 +98,10 @@ def add_common(p: argparse.ArgumentParser, checkpoint: bool = False,
 def set_threads(threads) -> None:
     """--threads, checked; None leaves torch's choice. More than 4 per CPU crashes
     some OpenMP builds and never helps."""
-    most = 4 * (os.cpu_count() or 1)
-    if threads is not None and not 1 <= threads <= most:
-        raise UsageError(f"--threads must be between 1 and {most} (4x the "
-                         f"{os.cpu_count()} CPUs here), got {threads}")
+    cpus = os.cpu_count() or 1
+    if threads is not None and not 1 <= threads <= 4 * cpus:
+        raise UsageError(f"--threads must be between 1 and {4 * cpus} (4 per CPU; "
+                         f"this machine has {cpus}), got {threads}")
     if threads:
         torch.set_num_threads(threads)
 

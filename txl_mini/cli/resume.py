@@ -13,7 +13,7 @@ import json
 import os
 import sys
 
-from ..checkpoint import read_checkpoint
+from ..checkpoint import MODEL_CLASSES, read_checkpoint
 from .checkpoints import check_meta, check_state
 from .options import UsageError, flag
 
@@ -58,6 +58,7 @@ def restore_options(args, argv, parser: argparse.ArgumentParser) -> dict:
     where = f"--resume {args.resume}: config.json"
     check_types(parser, saved, where, defaults)
     check_corpus(config, where)
+    check_model(config, where)
     for k, v in saved.items():
         if k not in given and k not in ("resume", "run_dir", "pause_at"):
             setattr(args, k, v)
@@ -100,6 +101,23 @@ def check_corpus(config: dict, where: str) -> None:
                          "not the text's fingerprint")
 
 
+def check_model(config: dict, where: str) -> None:
+    """The model record, which last.pt must match: without it, a missing key read as
+    None would blame last.pt for another run's."""
+    classes = " or ".join(MODEL_CLASSES)
+    if "model_class" not in config:
+        raise UsageError(f"{where} has no model_class ({classes})")
+    if config["model_class"] not in MODEL_CLASSES:
+        raise UsageError(f"{where} has model_class = "
+                         f"{json.dumps(config['model_class'])}, not {classes}")
+    what = "the model config the run trains"
+    if "model" not in config:
+        raise UsageError(f"{where} has no model ({what})")
+    if not isinstance(config["model"], dict):
+        raise UsageError(f"{where} has model = {json.dumps(config['model'])}, not "
+                         f"{what}")
+
+
 def read_last(run_dir: str, config: dict, steps: int, device) -> dict:
     """DIR/last.pt, checked against config.json; Finished if no step is left; None
     if the run stopped before its first checkpoint (it starts again from step 0)."""
@@ -111,12 +129,20 @@ def read_last(run_dir: str, config: dict, steps: int, device) -> dict:
     if not isinstance(ckpt.get("extra"), dict) or "step" not in ckpt["extra"]:
         raise UsageError(f"{path} has no training state (weights only); it cannot "
                          "be resumed")
-    want = config.get("model_class"), config.get("model")
-    if (ckpt["model_class"], ckpt["config"]) != want:
-        what = ("a " + ckpt["model_class"] if ckpt["model_class"] != want[0]
-                else "another model config")
-        raise UsageError(f"{path} holds {what} than {run_dir}/config.json describes "
-                         f"({want[0]}); it belongs to another run")
+    described = os.path.join(run_dir, "config.json")  # checked by check_model
+    why = "one of the two is from another run or was edited"
+    if ckpt["model_class"] != config["model_class"]:
+        raise UsageError(f"{path} holds a {ckpt['model_class']}, but {described} "
+                         f"describes a {config['model_class']}; {why}")
+    have, want = ckpt["config"], config["model"]
+    have = have if isinstance(have, dict) else {}  # build_model names what it is
+    differ = [k for k in sorted(set(have) | set(want)) if have.get(k) != want.get(k)]
+    if differ:
+        names = "; ".join(f"{k} {json.dumps(have.get(k))} in last.pt, "
+                          f"{json.dumps(want.get(k))} in config.json"
+                          for k in differ[:2])
+        raise UsageError(f"{path} holds a model other than the one {described} "
+                         f"describes ({names}); {why}")
     extra = check_state(ckpt, path, config["args"]["batch_size"])
     if extra["step"] >= steps and not extra.get("val_pending"):
         raise Finished(f"{run_dir} is finished: step {extra['step']} of {steps}; "

@@ -204,8 +204,8 @@ class Run:
             kept = (f"last good checkpoint {good} kept" if os.path.exists(good)
                     else "no checkpoint was written yet; start over with other "
                     "options and --overwrite")
-            raise Stop(f"error: {e} at step {self.step + 1}; stopped, {kept}",
-                       1) from None
+            # an error: train prints it, as every error, after its prefix (a Stop: none)
+            raise RunError(f"{e} at step {self.step + 1}; stopped, {kept}") from None
         self.mems = out.mems or None
         self.pos += x.shape[1]
         self.step += 1

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from dataclasses import asdict
 
 from ..files import TEMP_SUFFIX, atomic_path, remove_stale_temps
+from . import plural
 from .lock import LOCK_NAME, RunLock
 from .options import PROBE, UsageError, check_output, check_writable
 
@@ -217,7 +218,7 @@ def plot_curves(run_dir: str, history: list[dict]) -> bool:
 
 def summary(args, run, valid) -> None:
     last = run.history[-1].get("val_bpc", 0)
-    print(f"trained {run.tc.steps} steps; validation {last:.3f} bpc on "
+    print(f"trained {plural(run.tc.steps, 'step')}; validation {last:.3f} bpc on "
           f"{len(valid):,} {args.corpus} chars (best {run.best:.3f}); wrote "
           f"{run.dir}/last.pt and best.pt" + (f" and {args.out}" if args.out else ""))
     if importlib.util.find_spec("matplotlib") is None:  # not a plot that failed
@@ -238,7 +239,7 @@ def announce(args, run, corpus, tokens, device, world) -> None:
     again = f"; resuming at step {run.step}" if args.resume else ""
     print(f"corpus: {args.corpus}{where}, {len(tokens):,} training chars; device: "
           f"{device} x {world} process{'es' if world > 1 else ''}"
-          + (f", {args.threads} threads" if device.type == "cpu" else "") +
+          + (f", {plural(args.threads, 'thread')}" if device.type == "cpu" else "") +
           f"; {type(run.model).__name__} with "
           f"{run.model.num_params():,} parameters; run dir: {run.dir}{again}",
           flush=True)

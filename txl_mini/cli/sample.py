@@ -13,6 +13,7 @@ from ..checkpoint import CheckpointError, CheckpointUnreadable
 from ..data import CharVocab
 from ..model import VanillaTransformer
 from ..sample import generate
+from . import plural
 from .checkpoints import open_checkpoint
 from .options import (
     Parser,
@@ -22,6 +23,7 @@ from .options import (
     check_seed,
     command,
 )
+from .paths import refuse_empty
 
 PROG = "python -m txl_mini sample"
 
@@ -46,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     """`python -m txl_mini sample ...`; returns the exit status."""
     args = build_parser().parse_args(argv)
+    refuse_empty(("the checkpoint argument", args.checkpoint))
     vocab = CharVocab()
     check_at_least(args, {"chars": 0, "top_k": 1})
     args.prompt = args.prompt.lower()  # as train and evaluate read their text
@@ -55,11 +58,11 @@ def main(argv=None) -> int:
     check_seed(args.seed)
     bad = [c for c in args.prompt if c not in vocab.chars]
     if bad:
-        raise UsageError(f"prompt: {bad[0]!r} is not in text8's alphabet; write the "
-                         "prompt in letters a-z and spaces")
+        raise UsageError(f"--prompt: {bad[0]!r} is not in text8's alphabet; write "
+                         "the prompt in letters a-z and spaces")
     prompt = vocab.encode(args.prompt)
     if prompt.numel() == 0:
-        raise UsageError("prompt: give at least one character")
+        raise UsageError("--prompt: give at least one character")
     try:
         model, meta, path, device = open_checkpoint(args)
     except CheckpointUnreadable:  # "cannot read PATH: ..." says all (a ValueError)
@@ -90,8 +93,8 @@ def main(argv=None) -> int:
     finally:  # NaN logits (a broken checkpoint) end the text too
         print(flush=True)
     if not args.quiet:
-        print(f"{args.chars} characters in {time.perf_counter() - start:.2f} s",
-              file=sys.stderr)
+        seconds = time.perf_counter() - start
+        print(f"{plural(args.chars, 'character')} in {seconds:.2f} s", file=sys.stderr)
     return 0
 
 

@@ -43,6 +43,9 @@ from .settings import check_model_options
 
 PROG = "python -m txl_mini train"
 WRITE_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)
+# rows past the corpus' 27 characters are never used; a bound keeps a typo from
+# asking for a GiB-sized embedding (or an allocation that fails mid-run)
+MAX_VOCAB = 256
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -100,7 +103,7 @@ def check_values(args) -> None:
         if not (math.isfinite(v) and v > 0):
             raise UsageError(f"--{name} must be a finite number > 0, got {v}")
     check_seed(args.seed)
-    for name in ("run_dir", "out", "path"):
+    for name in ("run_dir", "out", "path", "resume"):
         if getattr(args, name) == "":
             raise UsageError(f"{flag(name)} is empty; give a path")
     if args.offline_chars > MAX_OFFLINE_CHARS:
@@ -109,6 +112,9 @@ def check_values(args) -> None:
     if args.vocab_size is not None and args.vocab_size < len(TEXT8_CHARS):
         raise UsageError(f"--vocab-size must be >= {len(TEXT8_CHARS)}, the corpus' "
                          f"characters (a-z and space), got {args.vocab_size}")
+    if args.vocab_size is not None and args.vocab_size > MAX_VOCAB:
+        raise UsageError(f"--vocab-size must be <= {MAX_VOCAB} (a row per byte value; "
+                         f"the corpus has {len(TEXT8_CHARS)}), got {args.vocab_size:,}")
     if args.pause_at is not None and args.pause_at >= args.steps:
         raise UsageError(f"--pause-at {args.pause_at} must be below --steps "
                          f"{args.steps} (the run ends there anyway)")
@@ -151,6 +157,7 @@ def main(argv=None, on_step=None) -> int:
         if not (args.resume or args.run_dir or args.out):
             raise UsageError("give --run-dir DIR (where checkpoints and metrics go)")
         args.run_dir = args.resume or args.run_dir or os.path.splitext(args.out)[0]
+        args.run_dir = args.run_dir.rstrip("/") or "/"  # not runs/x//last.pt
         refused = None
         if rank == 0:
             try:
