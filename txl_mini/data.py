@@ -95,8 +95,7 @@ def batchify(tokens: torch.Tensor, batch_size: int) -> torch.Tensor:
         raise ValueError(f"tokens must be 1-D, got shape {tuple(tokens.shape)}")
     if batch_size < 1 or tokens.numel() // batch_size < 2:
         raise ValueError(
-            f"cannot make {batch_size} stream{'s' * (batch_size != 1)} of >= 2 tokens "
-            f"from {tokens.numel()}"
+            f"cannot make {batch_size} streams of >= 2 tokens from {tokens.numel()}"
         )
     T = tokens.numel() // batch_size
     return tokens[: batch_size * T].view(batch_size, T)  # (B, T)
