@@ -2,9 +2,7 @@
 gives them (issue 31, probe 2): symlinks, loops, files where folders belong,
 relative paths, read-only places. Subprocesses; each test failed before its fix."""
 
-import json
 import os
-import subprocess
 
 from test_cli_faults import py, small_disk, tiny  # noqa: F401 (small_disk: a fixture)
 
@@ -31,3 +29,14 @@ def test_a_symlinked_lock_is_refused_and_its_target_kept(tmp_path, text):
                               "symbolic link, not train's lock file; remove it")
     assert precious.read_text() == "keep me\n" and (d / ".lock").is_symlink()
     assert sorted(os.listdir(d)) == [".lock"]
+
+
+def test_a_refused_run_removes_every_folder_it_made(tmp_path, text):
+    """Finding 10: only the last level made for --run-dir or --out was recorded, so a
+    run refused before training left deep/a (and nd/) empty behind."""
+    res = train(*tiny(text, tmp_path / "deep" / "a" / "b"), "--batch-size", "5000")
+    assert res.returncode == 2 and "lower --batch-size" in res.stderr
+    res = train(*tiny(text, tmp_path / "r"), "--out", str(tmp_path / "nd/x/m.pt"),
+                "--batch-size", "5000")
+    assert res.returncode == 2 and "lower --batch-size" in res.stderr
+    assert sorted(os.listdir(tmp_path)) == ["corpus.txt"]

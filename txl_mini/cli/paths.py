@@ -1,10 +1,13 @@
-"""An empty path on a command line (`--out ''`, or a shell variable never set) is
-refused with one line: taken as a path, it would silently mean the current
-directory, the default, or no file at all."""
+"""Paths on a command line. An empty one (`--out ''`, or a shell variable never set)
+is refused with one line: taken as a path, it would silently mean the current
+directory, the default, or no file at all. A folder to write into is made if
+missing, every level of it recorded, so that a run refused later removes them all."""
 
 from __future__ import annotations
 
-from .options import UsageError
+import os
+
+from .options import UsageError, check_writable
 
 
 def refuse_empty(*given: tuple[str, str | None]) -> None:
@@ -13,3 +16,20 @@ def refuse_empty(*given: tuple[str, str | None]) -> None:
     for what, value in given:
         if value == "":
             raise UsageError(f"{what} is empty; give a path")
+
+
+def writable_folder(folder: str, opt: str, created: list) -> None:
+    """`folder`, made if missing (each level made appended to `created`, outermost
+    first), and writable by us."""
+    missing, level = [], os.path.normpath(folder)
+    while level and not os.path.lexists(level):
+        missing.insert(0, level)
+        level = os.path.dirname(level)
+    try:
+        if missing:
+            created.extend(missing)  # before: a makedirs failing half-way made some
+            os.makedirs(folder)
+    except OSError as e:
+        raise UsageError(f"{opt}: cannot write to {folder}: {e.strerror or e}"
+                         ) from None
+    check_writable(folder, opt)

@@ -19,7 +19,8 @@ from dataclasses import asdict
 from ..files import TEMP_SUFFIX, atomic_path, remove_stale_temps
 from . import plural
 from .lock import LOCK_NAME, RunLock
-from .options import PROBE, UsageError, check_output, check_writable
+from .options import PROBE, UsageError, check_output
+from .paths import writable_folder
 
 FILES = ("config.json", "metrics.jsonl", "curves.png", "last.pt", "best.pt")
 
@@ -53,7 +54,7 @@ def prepare_run_dir(args, created: list) -> RunLock:
     if not args.resume:  # a resumed DIR is checked by the resume options
         _check_new(args, d, created)
     if out:  # a resumed run's too: its config.json may name a place gone since
-        _writable_folder(os.path.dirname(out), "--out", created)
+        writable_folder(os.path.dirname(out), "--out", created)
     lock = RunLock(d)
     for name in FILES:  # what atomic writes killed mid-way left here
         remove_stale_temps(os.path.join(d, name))
@@ -78,19 +79,7 @@ def _check_new(args, d: str, created: list) -> None:
     if args.out and os.path.exists(args.out) and not args.overwrite:
         raise UsageError(f"--out {args.out} already exists; pass --overwrite to "
                          "replace it")
-    _writable_folder(d, "--run-dir", created)
-
-
-def _writable_folder(folder: str, opt: str, created: list) -> None:
-    """`folder`, made if missing (appended to `created`), and writable by us."""
-    try:
-        if not os.path.isdir(folder):
-            os.makedirs(folder)
-            created.append(folder)
-    except OSError as e:
-        raise UsageError(f"{opt}: cannot write to {folder}: {e.strerror or e}"
-                         ) from None
-    check_writable(folder, opt)
+    writable_folder(d, "--run-dir", created)
 
 
 def _check_out(out: str, d: str) -> str:
