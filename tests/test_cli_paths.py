@@ -40,3 +40,16 @@ def test_a_refused_run_removes_every_folder_it_made(tmp_path, text):
                 "--batch-size", "5000")
     assert res.returncode == 2 and "lower --batch-size" in res.stderr
     assert sorted(os.listdir(tmp_path)) == ["corpus.txt"]
+
+
+def test_a_relative_out_is_written_where_it_was_given(tmp_path, text):
+    """Finding 11: config.json recorded --out po.pt as given, so a run resumed from
+    another folder wrote its final weights there (b/po.pt), not beside the run."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir(), b.mkdir()
+    res = train(*tiny(text, "po"), "--out", "po.pt", "--pause-at", "1", cwd=a)
+    assert res.returncode == 0 and "paused at step 1" in res.stdout, res.stderr
+    res = train("--resume", "../a/po", cwd=b)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip().endswith(f"and {a}/po.pt")
+    assert (a / "po.pt").is_file() and os.listdir(b) == []

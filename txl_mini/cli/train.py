@@ -158,6 +158,8 @@ def main(argv=None, on_step=None) -> int:
             raise UsageError("give --run-dir DIR (where checkpoints and metrics go)")
         args.run_dir = args.resume or args.run_dir or os.path.splitext(args.out)[0]
         args.run_dir = args.run_dir.rstrip("/") or "/"  # not runs/x//last.pt
+        if args.out is not None:  # recorded absolute: a resume from elsewhere writes
+            args.out = os.path.abspath(args.out)  # it here (as --path), not there
         refused = None
         if rank == 0:
             try:
