@@ -53,3 +53,18 @@ def test_a_relative_out_is_written_where_it_was_given(tmp_path, text):
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip().endswith(f"and {a}/po.pt")
     assert (a / "po.pt").is_file() and os.listdir(b) == []
+
+
+def test_overwrite_takes_an_out_inside_the_run_dir(tmp_path, text):
+    """Finding 16: `--run-dir inr --out inr/model.pt` trained, and then the same with
+    --overwrite said inr 'is not a run directory ... (it holds model.pt)'."""
+    d = tmp_path / "inr"
+    argv = [*tiny(text, d), "--out", str(d / "model.pt")]
+    assert train(*argv).returncode == 0
+    res = train(*argv, "--overwrite")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip().endswith(f"and {d}/model.pt")
+    (d / "model.pt").rename(tmp_path / "model.pt")  # now a file nobody recorded
+    (d / "mine.txt").write_text("x")
+    res = train(*tiny(text, d), "--overwrite")
+    assert res.returncode == 2 and "(it holds mine.txt)" in res.stderr

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from .options import UsageError, check_writable
+from .options import UsageError, check_output, check_writable
 
 
 def refuse_empty(*given: tuple[str, str | None]) -> None:
@@ -33,3 +33,21 @@ def writable_folder(folder: str, opt: str, created: list) -> None:
         raise UsageError(f"{opt}: cannot write to {folder}: {e.strerror or e}"
                          ) from None
     check_writable(folder, opt)
+
+
+def check_out(out: str, d: str, own: tuple) -> str:
+    """--out: a file of its own (returned resolved). Written over the run directory's
+    config.json or last.pt, the final weights would leave a run that cannot resume;
+    named like the run directory itself, they would fail after the whole run. `own`:
+    the names of the run directory's files."""
+    real = os.path.realpath(out)
+    if real == os.path.realpath(d):
+        raise UsageError(f"--out {out} is the run directory itself; give a file name "
+                         f"like {out}.pt")
+    if real in {os.path.realpath(os.path.join(d, n)) for n in own}:
+        raise UsageError(f"--out {out} is the run directory's own "
+                         f"{os.path.basename(real)}; give a file outside {d}")
+    if os.path.isdir(out):
+        raise UsageError(f"--out {out} is a directory; give a file name like "
+                         f"{os.path.join(out, 'model.pt')}")
+    return check_output(out, "--out")  # a device or a FIFO; a symlink: its target
