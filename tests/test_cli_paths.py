@@ -3,7 +3,11 @@ gives them (issue 31, probe 2): symlinks, loops, files where folders belong,
 relative paths, read-only places. Subprocesses; each test failed before its fix."""
 
 import os
+import shutil
+import subprocess
 
+import pytest
+from cli_text import words
 from test_cli_faults import py, small_disk, tiny  # noqa: F401 (small_disk: a fixture)
 
 
@@ -68,3 +72,44 @@ def test_overwrite_takes_an_out_inside_the_run_dir(tmp_path, text):
     (d / "mine.txt").write_text("x")
     res = train(*tiny(text, d), "--overwrite")
     assert res.returncode == 2 and "(it holds mine.txt)" in res.stderr
+
+
+@pytest.fixture(scope="module")
+def paused(tmp_path_factory):
+    """A run paused at step 1 of 2, for tests to spoil copies of."""
+    d = tmp_path_factory.mktemp("paused")
+    (d / "text.txt").write_text(words(2000))
+    res = train(*tiny(str(d / "text.txt"), d / "r"), "--log-every", "1",
+                "--pause-at", "1")
+    assert res.returncode == 0, res.stderr
+    return d / "r"
+
+
+@pytest.mark.parametrize("name", [".lock", "metrics.jsonl"])
+def test_a_folder_in_place_of_a_run_file_is_refused(paused, tmp_path, name):
+    """Finding 18: '--resume lk1' with lk1/.lock (or metrics.jsonl) a directory said
+    'lk1/.lock: Is a directory; lk1/last.pt ... is kept (--resume lk1)', exit 1: the
+    advice was the command that had just failed."""
+    r = tmp_path / "r"
+    shutil.copytree(paused, r)
+    if (r / name).exists():
+        (r / name).unlink()
+    (r / name).mkdir()
+    res = train("--resume", str(r))
+    assert res.returncode == 2, res.stderr
+    assert last_line(res) == (f"python -m txl_mini train: error: {r}/{name} is a "
+                              "directory, not a file of the run; move it away")
+    assert (r / name).is_dir() and "--resume" not in last_line(res)
+
+
+def test_a_read_only_run_dir_is_refused_as_input(paused, small_disk):  # noqa: F811
+    """Finding 18: '--resume DIR' on a read-only file system said 'cannot write
+    DIR/.lock: Read-only file system; ... (--resume DIR)', exit 1 (a new run there
+    was refused with exit 2)."""
+    disk = small_disk(2048)
+    shutil.copytree(paused, disk / "r")
+    subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+    res = train("--resume", str(disk / "r"))
+    assert res.returncode == 2, res.stderr
+    assert last_line(res) == ("python -m txl_mini train: error: --resume: cannot "
+                              f"write to {disk}/r: Read-only file system")

@@ -19,7 +19,7 @@ from dataclasses import asdict
 from ..files import TEMP_SUFFIX, atomic_path, remove_stale_temps
 from . import plural
 from .lock import LOCK_NAME, RunLock
-from .options import PROBE, UsageError
+from .options import PROBE, UsageError, check_writable
 from .paths import check_out, writable_folder
 
 FILES = ("config.json", "metrics.jsonl", "curves.png", "last.pt", "best.pt")
@@ -67,6 +67,13 @@ def prepare_run_dir(args, created: list) -> RunLock:
         _check_new(args, d, created)
     if out:  # a resumed run's too: its config.json may name a place gone since
         writable_folder(os.path.dirname(out), "--out", created)
+    if args.resume:  # read-only (a copy on a CD): input refused, not a failed run
+        check_writable(d, "--resume")
+    for name in FILES + (LOCK_NAME,):  # else it fails mid-way, naming no cause
+        path = os.path.join(d, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            raise UsageError(f"{path} is a directory, not a file of the run; move it "
+                             "away")
     lock = RunLock(d)
     for name in FILES:  # what atomic writes killed mid-way left here
         remove_stale_temps(os.path.join(d, name))
