@@ -113,3 +113,33 @@ def test_a_read_only_run_dir_is_refused_as_input(paused, small_disk):  # noqa: F
     assert res.returncode == 2, res.stderr
     assert last_line(res) == ("python -m txl_mini train: error: --resume: cannot "
                               f"write to {disk}/r: Read-only file system")
+
+
+def test_path_errors_name_what_is_wrong(tmp_path, text):
+    """Finding 21: a symlink loop as --run-dir was 'cannot write to loop: File
+    exists', a file on the way to --out 'File exists' (or, for data offline, 'directory
+    af does not exist'), a folder as text8's --path 'no such file: ..', a checkpoint
+    with a '/' after it 'no such checkpoint file'."""
+    loop, afile = tmp_path / "loop", tmp_path / "afile"
+    loop.symlink_to("loop")
+    afile.write_text("x")
+    err = "python -m txl_mini {}: error: "
+    cases = [
+        (["train", *tiny(text, loop)], "train", f"--run-dir: cannot write to {loop}: "
+         "it is a broken symbolic link (Too many levels of symbolic links)"),
+        (["train", *tiny(text, afile / "sub")], "train", "--run-dir: cannot write "
+         f"to {afile}/sub: {afile} is a file, not a directory"),
+        (["train", *tiny(text, tmp_path / "r"), "--out", f"{afile}/m.pt"], "train",
+         f"--out: cannot write to {afile}: it is a file, not a directory"),
+        (["data", "offline", "--out", f"{afile}/c.txt", "--chars", "2000"], "data",
+         f"--out {afile}/c.txt: {afile} is a file, not a directory"),
+        (["data", "text8", "--path", str(tmp_path)], "data",
+         f"{tmp_path} is a directory. Give --path text8.zip"),
+        (["evaluate", f"{afile}/"], "evaluate",
+         f"{afile}/: {afile} is a file, not a directory"),
+    ]
+    for argv, prog, line in cases:
+        res = py("-m", "txl_mini", *argv)
+        assert res.returncode != 0 and last_line(res).startswith(
+            err.format(prog) + line), (argv, res.stderr)
+    assert sorted(os.listdir(tmp_path)) == ["afile", "corpus.txt", "loop"]

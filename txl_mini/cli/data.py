@@ -16,7 +16,7 @@ from ..text8 import TEXT8_CHARS, DataError, load_text8
 from . import plural
 from .corpus import option_names
 from .options import Parser, UsageError, check_output, command
-from .paths import refuse_empty
+from .paths import not_a_folder, refuse_empty
 
 # A temporary file of ours untouched this long is dead: a live write renames its own
 # within seconds of creating it (the corpus is generated before the file is opened).
@@ -72,6 +72,8 @@ def _cmd_offline(args: argparse.Namespace) -> None:
                          f"{args.out}; give the dependencies a file of their own")
     for (opt, path), target in zip(outs, real):
         folder = Path(target).parent
+        if os.path.lexists(folder) and not folder.is_dir():
+            raise DataError(f"{opt} {path}: {folder} {not_a_folder(str(folder))}")
         if not folder.is_dir():
             raise DataError(f"{opt} {path}: directory {folder} does not exist; "
                             "create it first")

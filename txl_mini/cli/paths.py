@@ -25,6 +25,10 @@ def writable_folder(folder: str, opt: str, created: list) -> None:
     while level and not os.path.lexists(level):
         missing.insert(0, level)
         level = os.path.dirname(level)
+    if level and not os.path.isdir(level):  # makedirs would say 'File exists'
+        what = "it" if level == os.path.normpath(folder) else level
+        raise UsageError(f"{opt}: cannot write to {folder}: {what} "
+                         f"{not_a_folder(level)}")
     try:
         if missing:
             created.extend(missing)  # before: a makedirs failing half-way made some
@@ -33,6 +37,15 @@ def writable_folder(folder: str, opt: str, created: list) -> None:
         raise UsageError(f"{opt}: cannot write to {folder}: {e.strerror or e}"
                          ) from None
     check_writable(folder, opt)
+
+
+def not_a_folder(path: str) -> str:
+    """Why `path`, which is there, cannot hold files: the end of 'PATH is ...'."""
+    try:
+        os.stat(path)
+    except OSError as e:  # a loop, or a link to something gone
+        return f"is a broken symbolic link ({e.strerror})"
+    return "is a file, not a directory"
 
 
 def check_out(out: str, d: str, own: tuple) -> str:
