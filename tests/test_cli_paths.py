@@ -143,3 +143,18 @@ def test_path_errors_name_what_is_wrong(tmp_path, text):
         assert res.returncode != 0 and last_line(res).startswith(
             err.format(prog) + line), (argv, res.stderr)
     assert sorted(os.listdir(tmp_path)) == ["afile", "corpus.txt", "loop"]
+
+
+def test_an_output_that_is_a_symlink_loop_is_refused(tmp_path, text):
+    """Finding 22: 'data offline --out lp', lp a symlink to itself, replaced the link
+    with a regular file (exit 0), where the shell's '>' refuses; train's --out too."""
+    lp = tmp_path / "lp"
+    lp.symlink_to("lp")
+    for prog, argv in (("data", ["offline", "--chars", "2000", "--out", str(lp)]),
+                       ("train", [*tiny(text, tmp_path / "r"), "--out", str(lp)])):
+        res = py("-m", "txl_mini", prog, *argv)
+        assert res.returncode == 2, res.stderr
+        assert last_line(res) == (f"python -m txl_mini {prog}: error: --out {lp} is "
+                                  "a symbolic link loop; give a file name")
+        assert lp.is_symlink() and os.readlink(lp) == "lp"
+    assert sorted(os.listdir(tmp_path)) == ["corpus.txt", "lp"]
