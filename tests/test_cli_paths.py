@@ -5,10 +5,11 @@ relative paths, read-only places. Subprocesses; each test failed before its fix.
 import os
 import shutil
 import subprocess
+import sys
 
 import pytest
 from cli_text import words
-from test_cli_faults import py, small_disk, tiny  # noqa: F401 (small_disk: a fixture)
+from test_cli_faults import ENV, py, small_disk, tiny  # noqa: F401 (small_disk: a fixture)
 
 
 def train(*argv, **kw):
@@ -158,3 +159,24 @@ def test_an_output_that_is_a_symlink_loop_is_refused(tmp_path, text):
                                   "a symbolic link loop; give a file name")
         assert lp.is_symlink() and os.readlink(lp) == "lp"
     assert sorted(os.listdir(tmp_path)) == ["corpus.txt", "lp"]
+
+
+def test_a_run_dir_with_a_tilde_or_only_spaces(tmp_path, text):
+    """Finding 17: 'train --run-dir=~/x' (no shell expands a ~ after '=') made ./~/x,
+    while --path=~/x was expanded; --run-dir ' ' trained into a folder named ' '."""
+    home, cwd = tmp_path / "home", tmp_path / "cwd"
+    home.mkdir(), cwd.mkdir()
+    env = dict(ENV, HOME=str(home))
+    res = subprocess.run([sys.executable, "-m", "txl_mini", "train",
+                          *tiny(text, "x")[:-2], "--run-dir=~/x"], cwd=cwd, env=env,
+                         text=True, capture_output=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert (home / "x" / "last.pt").is_file() and os.listdir(cwd) == []
+    for blank in (" ", "\t"):
+        res = train(*tiny(text, blank), cwd=cwd)
+        assert res.returncode == 2 and last_line(res) == (
+            "python -m txl_mini train: error: --run-dir is blank; give a path")
+        res = py("-m", "txl_mini", "data", "offline", "--out", blank, cwd=cwd)
+        assert res.returncode == 2 and last_line(res) == (
+            "python -m txl_mini data: error: --out is blank; give a path")
+    assert os.listdir(cwd) == []

@@ -11,11 +11,13 @@ from .options import UsageError, check_output, check_writable
 
 
 def refuse_empty(*given: tuple[str, str | None]) -> None:
-    """Each (what, value): the first empty value is `WHAT is empty; give a path`
-    (train's --run-dir, --out, --path, --resume say the same)."""
+    """Each (what, value): the first empty value is `WHAT is empty; give a path`,
+    one of only spaces `WHAT is blank; ...` (train's path options say the same)."""
     for what, value in given:
         if value == "":
             raise UsageError(f"{what} is empty; give a path")
+        if value is not None and not value.strip():  # ' ': a name nobody means
+            raise UsageError(f"{what} is blank; give a path")
 
 
 def writable_folder(folder: str, opt: str, created: list) -> None:
