@@ -38,7 +38,8 @@ def is_run_dir(d: str) -> bool:
 def _foreign(d: str, out: str | None) -> list[str]:
     """What in `d` is neither a run's file, nor --out (now or as config.json records
     it: the run wrote it there), nor one of our temporaries or the lock."""
-    ours = set(FILES) | {LOCK_NAME} | {os.path.basename(o) for o in (out, _out_of(d))
+    ours = set(FILES) | {LOCK_NAME} | {
+        os.path.basename(o) for o in (out, _out_of(d))
         if o and os.path.realpath(os.path.dirname(o)) == os.path.realpath(d)}
     return sorted(n for n in os.listdir(d) if n not in ours and not (
         n.startswith(".") and n.endswith(TEMP_SUFFIX)) and not n.startswith(PROBE))
