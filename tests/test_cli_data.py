@@ -33,7 +33,7 @@ def test_help_shows_defaults(capsys):
 
 def test_offline_out_into_missing_directory(tmp_path, capsys):
     out = tmp_path / "no" / "such" / "corpus.txt"
-    assert main(["offline", "--chars", "2000", "--out", str(out)]) == 1
+    assert main(["offline", "--chars", "2000", "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert "does not exist" in err and str(out) in err and err.count("\n") == 1
     assert ".tmp" not in err and not (tmp_path / "no").exists()

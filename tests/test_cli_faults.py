@@ -441,9 +441,9 @@ def test_train_takes_a_chapters_corpus_by_name(tmp_path):
     assert res.stdout.startswith("corpus: cue, 900,000 training chars;")
     res = py("-m", "txl_mini", "train", "--preset", "tiny", "--corpus", "cue",
              "--path", __file__, "--run-dir", str(tmp_path / "p"))
-    assert res.returncode == 1 and res.stderr.strip() == (
-        "python -m txl_mini train: error: corpus 'cue' is generated from its recorded "
-        "settings; it reads no file")
+    assert res.returncode == 2 and res.stderr.strip() == (
+        "python -m txl_mini train: error: --path: corpus 'cue' is generated from its "
+        "recorded settings; it reads no file (drop --path)")
 
 
 def data_offline(*out):

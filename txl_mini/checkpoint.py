@@ -109,13 +109,24 @@ def save_checkpoint(path: str, model: torch.nn.Module, meta: dict,
             raise OSError(cause.errno, cause.strerror, os.fspath(path)) from None
 
 
+def _missing(path: str) -> str:
+    """Why `path` is not there: a file where a folder should be (`best.pt/`, or
+    `notes.txt/x.pt`), else no such file."""
+    head = path.rstrip("/") if path.endswith("/") else os.path.dirname(path)
+    while head and not os.path.exists(head):
+        head = os.path.dirname(head)
+    if head and os.path.isfile(head):
+        return f"{path}: {head} is a file, not a directory"
+    return f"{path}: no such checkpoint file"
+
+
 def read_checkpoint(path: str, device=None) -> dict:
     """The validated raw contents of a checkpoint (dict with config, state_dict, meta,
     optimizer, extra), tensors mapped to `device` (default CPU). Raises
     CheckpointError."""
     path = os.fspath(path)
     if not os.path.exists(path):
-        raise CheckpointNotFound(f"{path}: no such checkpoint file")
+        raise CheckpointNotFound(_missing(path))
     if os.path.isdir(path):
         raise CheckpointError(f"{path}: is a directory, not a checkpoint file")
     size = os.path.getsize(path)

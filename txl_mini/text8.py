@@ -205,8 +205,9 @@ def load_text8(path: Optional[PathLike] = None, *, cache_dir: Optional[PathLike]
     if path is not None:
         p = Path(path).expanduser()
         if not p.is_file():
-            raise DataError(f"no such file: {p}. Give path=... text8.zip or the "
-                            f"unzipped text8 file, or leave it out to download {url}.")
+            what = f"{p} is a directory" if p.is_dir() else f"no such file: {p}"
+            raise DataError(f"{what}. Give path=... text8.zip or the unzipped text8 "
+                            f"file, or leave it out to download {url}.")
         return split_text8(_read_text(p, text_size, text_sha1))
 
     cache = (Path(cache_dir).expanduser() if cache_dir is not None

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 import numpy as np
 import torch
 
+from ..corpus import BOOK_CORPORA
 from ..data import CharVocab, corpus_splits
 from ..text8 import DataError
 from . import plural
@@ -59,6 +60,9 @@ def check_text_file(path: str, prog: str) -> None:
 
 def load_corpus(args, cfg, prog: str):
     """(train tokens, validation tokens, corpus record); checks the sizes."""
+    if args.corpus in BOOK_CORPORA and args.path is not None:  # an option, exit 2
+        raise UsageError(f"--path: corpus {args.corpus!r} is generated from its "
+                         "recorded settings; it reads no file (drop --path)")
     check_not_empty(args.path)
     if args.corpus == "offline" and args.path and os.path.isfile(args.path):
         check_text_file(args.path, prog)

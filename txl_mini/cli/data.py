@@ -16,7 +16,7 @@ from ..text8 import TEXT8_CHARS, DataError, load_text8
 from . import plural
 from .corpus import option_names
 from .options import Parser, UsageError, check_output, command
-from .paths import refuse_empty
+from .paths import not_a_folder, refuse_empty
 
 # A temporary file of ours untouched this long is dead: a live write renames its own
 # within seconds of creating it (the corpus is generated before the file is opened).
@@ -72,11 +72,14 @@ def _cmd_offline(args: argparse.Namespace) -> None:
                          f"{args.out}; give the dependencies a file of their own")
     for (opt, path), target in zip(outs, real):
         folder = Path(target).parent
+        # bad input, as bench --json's: exit 2, not 1 (a DataError: the data failed)
+        if os.path.lexists(folder) and not folder.is_dir():
+            raise UsageError(f"{opt} {path}: {folder} {not_a_folder(str(folder))}")
         if not folder.is_dir():
-            raise DataError(f"{opt} {path}: directory {folder} does not exist; "
-                            "create it first")
+            raise UsageError(f"{opt} {path}: directory {folder} does not exist; "
+                             "create it first")
         if not os.access(folder, os.W_OK):
-            raise DataError(f"{opt} {path}: directory {folder} is not writable")
+            raise UsageError(f"{opt} {path}: directory {folder} is not writable")
         remove_stale_temps(path, older_than=STALE_TEMP_S)  # what a kill -9 left here
     corpus = make_offline_corpus(args.chars, seed=args.seed, distances=args.distances)
     planted = {x.distance for x in corpus.deps}

@@ -21,7 +21,7 @@ class RunLock:
     def __init__(self, run_dir: str):
         self.path = os.path.join(run_dir, LOCK_NAME)
         while True:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = _open(self.path)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -53,3 +53,15 @@ class RunLock:
             pass
         os.close(self.fd)
         self.fd = None
+
+
+def _open(path: str) -> int:
+    """DIR/.lock opened for the pid; never through a symlink: the pid (and release's
+    unlink) would land on whatever file the link points to."""
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError:
+        if os.path.islink(path):
+            raise UsageError(f"{path} is a symbolic link, not train's lock file; "
+                             "remove it") from None
+        raise

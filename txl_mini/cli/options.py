@@ -123,6 +123,8 @@ def check_output(path: str, opt: str) -> str:
     file). A symlink stands for its target, which is written (files.write_target).
     Returns the resolved path, to compare with the command's other files."""
     real = str(write_target(path))
+    if os.path.islink(real):  # realpath stops at a loop; renamed over, the link goes
+        raise UsageError(f"{opt} {path} is a symbolic link loop; give a file name")
     if os.path.isdir(real):
         raise UsageError(f"{opt} {path} is a directory; give a file name")
     if os.path.exists(real) and not os.path.isfile(real):

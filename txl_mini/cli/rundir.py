@@ -19,7 +19,8 @@ from dataclasses import asdict
 from ..files import TEMP_SUFFIX, atomic_path, remove_stale_temps
 from . import plural
 from .lock import LOCK_NAME, RunLock
-from .options import PROBE, UsageError, check_output, check_writable
+from .options import PROBE, UsageError, check_writable
+from .paths import check_out, writable_folder
 
 FILES = ("config.json", "metrics.jsonl", "curves.png", "last.pt", "best.pt")
 
@@ -34,11 +35,24 @@ def is_run_dir(d: str) -> bool:
     return isinstance(config, dict) and {"args", "model", "corpus"} <= set(config)
 
 
-def _foreign(d: str) -> list[str]:
-    """What in `d` is neither a run's file nor one of our temporaries or the lock."""
-    ours = set(FILES) | {LOCK_NAME}
+def _foreign(d: str, out: str | None) -> list[str]:
+    """What in `d` is neither a run's file, nor --out (now or as config.json records
+    it: the run wrote it there), nor one of our temporaries or the lock."""
+    ours = set(FILES) | {LOCK_NAME} | {
+        os.path.basename(o) for o in (out, _out_of(d))
+        if o and os.path.realpath(os.path.dirname(o)) == os.path.realpath(d)}
     return sorted(n for n in os.listdir(d) if n not in ours and not (
         n.startswith(".") and n.endswith(TEMP_SUFFIX)) and not n.startswith(PROBE))
+
+
+def _out_of(d: str) -> str | None:
+    """The --out `d`'s config.json records, if any."""
+    try:
+        with open(os.path.join(d, "config.json")) as f:
+            out = json.load(f)["args"]["out"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return out if isinstance(out, str) else None
 
 
 def prepare_run_dir(args, created: list) -> RunLock:
@@ -49,11 +63,18 @@ def prepare_run_dir(args, created: list) -> RunLock:
     killed run (kill -9 during a checkpoint write) are removed once the lock is held.
     """
     d = args.run_dir
-    out = _check_out(args.out, d) if args.out else None
+    out = check_out(args.out, d, FILES + (LOCK_NAME,)) if args.out else None
     if not args.resume:  # a resumed DIR is checked by the resume options
         _check_new(args, d, created)
     if out:  # a resumed run's too: its config.json may name a place gone since
-        _writable_folder(os.path.dirname(out), "--out", created)
+        writable_folder(os.path.dirname(out), "--out", created)
+    if args.resume:  # read-only (a copy on a CD): input refused, not a failed run
+        check_writable(d, "--resume")
+    for name in FILES + (LOCK_NAME,):  # else it fails mid-way, naming no cause
+        path = os.path.join(d, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            raise UsageError(f"{path} is a directory, not a file of the run; move it "
+                             "away")
     lock = RunLock(d)
     for name in FILES:  # what atomic writes killed mid-way left here
         remove_stale_temps(os.path.join(d, name))
@@ -65,7 +86,7 @@ def _check_new(args, d: str, created: list) -> None:
     if os.path.exists(d) and not os.path.isdir(d):
         raise UsageError(f"--run-dir {d} is a file, not a directory")
     if os.path.isdir(d) and os.listdir(d):
-        foreign = _foreign(d)
+        foreign = _foreign(d, args.out)
         if foreign or (os.path.exists(os.path.join(d, "config.json"))
                        and not is_run_dir(d)):
             what = ", ".join(foreign[:3] or ["config.json"])
@@ -78,36 +99,7 @@ def _check_new(args, d: str, created: list) -> None:
     if args.out and os.path.exists(args.out) and not args.overwrite:
         raise UsageError(f"--out {args.out} already exists; pass --overwrite to "
                          "replace it")
-    _writable_folder(d, "--run-dir", created)
-
-
-def _writable_folder(folder: str, opt: str, created: list) -> None:
-    """`folder`, made if missing (appended to `created`), and writable by us."""
-    try:
-        if not os.path.isdir(folder):
-            os.makedirs(folder)
-            created.append(folder)
-    except OSError as e:
-        raise UsageError(f"{opt}: cannot write to {folder}: {e.strerror or e}"
-                         ) from None
-    check_writable(folder, opt)
-
-
-def _check_out(out: str, d: str) -> str:
-    """--out: a file of its own (returned resolved). Written over the run directory's
-    config.json or last.pt, the final weights would leave a run that cannot resume;
-    named like the run directory itself, they would fail after the whole run."""
-    real = os.path.realpath(out)
-    if real == os.path.realpath(d):
-        raise UsageError(f"--out {out} is the run directory itself; give a file name "
-                         f"like {out}.pt")
-    if real in {os.path.realpath(os.path.join(d, n)) for n in FILES + (LOCK_NAME,)}:
-        raise UsageError(f"--out {out} is the run directory's own "
-                         f"{os.path.basename(real)}; give a file outside {d}")
-    if os.path.isdir(out):
-        raise UsageError(f"--out {out} is a directory; give a file name like "
-                         f"{os.path.join(out, 'model.pt')}")
-    return check_output(out, "--out")  # a device or a FIFO; a symlink: its target
+    writable_folder(d, "--run-dir", created)
 
 
 def clear_run_dir(d: str) -> None:

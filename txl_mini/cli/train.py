@@ -37,6 +37,7 @@ from .options import (
     preset_help,
     set_threads,
 )
+from .paths import refuse_empty
 from .resume import Finished, read_last, restore_options
 from .run import Run, RunError
 from .settings import check_model_options
@@ -103,9 +104,7 @@ def check_values(args) -> None:
         if not (math.isfinite(v) and v > 0):
             raise UsageError(f"--{name} must be a finite number > 0, got {v}")
     check_seed(args.seed)
-    for name in ("run_dir", "out", "path", "resume"):
-        if getattr(args, name) == "":
-            raise UsageError(f"{flag(name)} is empty; give a path")
+    refuse_empty(*((flag(n), getattr(args, n)) for n in ("run_dir", "out", "path")))
     if args.offline_chars > MAX_OFFLINE_CHARS:
         raise UsageError(f"--offline-chars must be <= {MAX_OFFLINE_CHARS:,} (text8's "
                          f"size), got {args.offline_chars:,}")
@@ -129,6 +128,10 @@ def main(argv=None, on_step=None) -> int:
     lock, trained = None, False
     distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
     try:
+        refuse_empty(("--resume", args.resume))
+        for name in ("run_dir", "out", "resume"):  # `--run-dir=~/x`: no shell expands
+            if getattr(args, name):                # a ~ after '=' (--path is too)
+                setattr(args, name, os.path.expanduser(getattr(args, name)))
         saved = restore_options(args, argv, build_parser()) if args.resume else None
         check_values(args)
         if args.path is not None:  # a resume or evaluate from elsewhere finds it
@@ -158,6 +161,8 @@ def main(argv=None, on_step=None) -> int:
             raise UsageError("give --run-dir DIR (where checkpoints and metrics go)")
         args.run_dir = args.resume or args.run_dir or os.path.splitext(args.out)[0]
         args.run_dir = args.run_dir.rstrip("/") or "/"  # not runs/x//last.pt
+        if args.out is not None:  # recorded absolute: a resume from elsewhere writes
+            args.out = os.path.abspath(args.out)  # it here (as --path), not there
         refused = None
         if rank == 0:
             try:
