@@ -40,6 +40,7 @@ from .options import (
 from .resume import Finished, read_last, restore_options
 from .run import Run, RunError
 from .settings import check_model_options
+from .stdout import StdoutFailed
 
 PROG = "python -m txl_mini train"
 WRITE_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)
@@ -202,8 +203,8 @@ def main(argv=None, on_step=None) -> int:
                     f"{rundir.kept(args.run_dir)}", stop.exit_code(e.name))
     except BrokenPipeError:  # `train ... | head -1`: cli/__init__.py says nothing
         raise
-    except (KeyboardInterrupt, UsageError, RunError, DataError, OSError,
-            ValueError) as e:  # before or outside the loop: unlock, tidy up
+    except (KeyboardInterrupt, UsageError, RunError, DataError, OSError, ValueError,
+            StdoutFailed) as e:  # before or outside the loop: unlock, tidy up
         _release(lock)
         rundir.remove_created(created)
         return fail(PROG, *_one_line(e, args.run_dir or args.resume, trained))

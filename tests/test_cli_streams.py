@@ -1,0 +1,60 @@
+"""Issue 31, probe 2: standard output that cannot be written, config.json edited by
+hand, --out written at the end, a recorded corpus that changed, the environment."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+from cli_text import words
+from test_cli_faults import ENV, py, tiny
+
+
+def into(stdout, argv, cwd=None):
+    """`python -m txl_mini ARGV >/dev/full` (stdout="full") or `>&-` ("closed")."""
+    close = (lambda: os.close(1)) if stdout == "closed" else None
+    with open("/dev/full", "w") as full:
+        return subprocess.run([sys.executable, "-m", "txl_mini", *argv], env=ENV,
+                              text=True, stdout=full, stderr=subprocess.PIPE,
+                              preexec_fn=close, timeout=300, cwd=cwd)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    d = tmp_path_factory.mktemp("streams")
+    (d / "text.txt").write_text(words(2000))
+    assert py("-m", "txl_mini", "train", *tiny(str(d / "text.txt"), d / "r")
+              ).returncode == 0
+    return d
+
+
+WHY = {"full": "No space left on device", "closed": "it is closed"}
+
+
+@pytest.mark.parametrize("stdout", ["full", "closed"])
+@pytest.mark.parametrize("argv", [
+    ["--help"], ["sample", "{d}/r", "--quiet", "--chars", "5"],
+    ["evaluate", "{d}/r", "--chars", "100"], ["data", "stats", "{d}/text.txt"],
+    ["data", "offline", "--chars", "2000", "--out", "{d}/o.txt"],
+    ["train", "--help"]])
+def test_stdout_that_cannot_be_written_is_one_line(trained, stdout, argv):
+    """Finding 4: an OSError (No space left) or AttributeError ('NoneType' ...
+    'write') traceback; evaluate said '[Errno 28] No space left on device'."""
+    res = into(stdout, [a.format(d=trained) for a in argv])
+    name = "" if argv[0].startswith("-") else " " + argv[0]
+    assert res.returncode == 1, res.stderr
+    assert res.stderr == (f"python -m txl_mini{name}: error: cannot write to "
+                          f"standard output: {WHY[stdout]}\n")
+
+
+@pytest.mark.parametrize("stdout", ["full", "closed"])
+def test_train_into_a_stdout_that_cannot_be_written_leaves_nothing(tmp_path, text,
+                                                                  stdout):
+    """Finding 4: 'error: cannot write No space left on device; no checkpoint was
+    written yet (--resume r starts it again)', and r/ left with a config.json."""
+    r = tmp_path / "r"
+    res = into(stdout, ["train", *tiny(text, r)])
+    assert res.returncode == 1 and res.stderr == (
+        "python -m txl_mini train: error: cannot write to standard output: "
+        f"{WHY[stdout]}\n")
+    assert not r.exists()
