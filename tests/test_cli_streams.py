@@ -58,3 +58,45 @@ def test_train_into_a_stdout_that_cannot_be_written_leaves_nothing(tmp_path, tex
         "python -m txl_mini train: error: cannot write to standard output: "
         f"{WHY[stdout]}\n")
     assert not r.exists()
+
+
+@pytest.fixture(scope="module")
+def paused(trained):
+    """A run paused at step 2 of 4."""
+    r = trained / "paused"
+    res = py("-m", "txl_mini", "train", *tiny(str(trained / "text.txt"), r, steps=4),
+             "--pause-at", "2")
+    assert res.returncode == 0, res.stderr
+    return r
+
+
+@pytest.mark.parametrize("key, value, line", [
+    ("batch_size", 8, "{r}/config.json has batch_size 8, but {r}/last.pt was "
+     "trained with 16; one of the two is from another run or was edited"),
+    ("n_layer", 3, "{r}/config.json has n_layer 3, but {r}/last.pt was trained "
+     "with 2; one of the two is from another run or was edited"),
+    ("seg_len", 4, "{r}/config.json has seg_len 4, but {r}/last.pt was trained "
+     "with 8; one of the two is from another run or was edited"),
+    ("vanilla", True, "{r}/config.json has vanilla true, but {r}/last.pt was "
+     "trained with false; one of the two is from another run or was edited"),
+    ("lr", float("nan"), "--resume {r}: config.json: lr must be a finite number > "
+     "0, got nan"),
+    ("steps", -5, "--resume {r}: config.json: steps must be >= 1, got -5"),
+])
+def test_a_config_edited_against_last_pt_is_one_line(paused, tmp_path, key, value,
+                                                     line):
+    """Finding 14: batch_size 8 broke the resume ('Sizes of tensors must match', later
+    a line about extra.ranks[0].mems); nan or -5 named --lr or --steps, which the
+    user never gave; n_layer, seg_len and vanilla edits were ignored."""
+    import json
+    import shutil
+    r = tmp_path / "r"
+    shutil.copytree(paused, r)
+    config = json.loads((r / "config.json").read_text())
+    config["args"][key] = value
+    (r / "config.json").write_text(json.dumps(config))
+    before = (r / "last.pt").read_bytes()
+    res = py("-m", "txl_mini", "train", "--resume", str(r))
+    assert res.returncode == 2 and res.stderr == (
+        "python -m txl_mini train: error: " + line.format(r=r) + "\n")
+    assert (r / "last.pt").read_bytes() == before

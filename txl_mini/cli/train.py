@@ -130,7 +130,8 @@ def main(argv=None, on_step=None) -> int:
     lock, trained = None, False
     distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
     try:
-        saved = restore_options(args, argv, build_parser()) if args.resume else None
+        saved = (restore_options(args, argv, build_parser(), check_values)
+                 if args.resume else None)
         check_values(args)
         if args.path is not None:  # a resume or evaluate from elsewhere finds it
             args.path = os.path.abspath(os.path.expanduser(args.path))
