@@ -7,7 +7,7 @@ import sys
 
 import pytest
 from cli_text import words
-from test_cli_faults import ENV, py, tiny
+from test_cli_faults import ENV, py, small_disk, tiny  # noqa: F401 (a fixture)
 
 
 def into(stdout, argv, cwd=None):
@@ -100,3 +100,26 @@ def test_a_config_edited_against_last_pt_is_one_line(paused, tmp_path, key, valu
     assert res.returncode == 2 and res.stderr == (
         "python -m txl_mini train: error: " + line.format(r=r) + "\n")
     assert (r / "last.pt").read_bytes() == before
+
+
+def test_out_that_failed_at_the_end_is_written_by_resume(small_disk, text,  # noqa: F811
+                                                         tmp_path):
+    """Finding 6: '--out small/m.pt' on a full disk said 'r/last.pt ... is kept
+    (--resume r)'; --resume then said 'r is finished ... nothing to do', exit 0, and
+    m.pt was never written. Now the resume writes it from last.pt."""
+    from txl_mini.checkpoint import read_checkpoint
+    disk = small_disk(64)
+    r, out = tmp_path / "r", disk / "m.pt"
+    (disk / "filler").write_bytes(b"x" * 48 * 1024)  # m.pt will not fit
+    res = py("-m", "txl_mini", "train", *tiny(text, r), "--out", str(out))
+    assert res.returncode == 1 and res.stderr == (
+        f"python -m txl_mini train: error: cannot write {out}: No space left on "
+        f"device; {r}/last.pt, the last checkpoint written, is kept (--resume {r})\n")
+    (disk / "filler").unlink()
+    res = py("-m", "txl_mini", "train", "--resume", str(r))
+    assert res.returncode == 0 and res.stderr == (
+        f"python -m txl_mini train: {r} is finished: step 2 of 2; wrote {out} from "
+        "its last.pt\n")
+    last, final = read_checkpoint(r / "last.pt"), read_checkpoint(out)
+    assert final["extra"] is None and final["meta"] == last["meta"]
+    assert all(v.equal(last["state_dict"][k]) for k, v in final["state_dict"].items())

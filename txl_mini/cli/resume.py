@@ -14,9 +14,10 @@ import os
 import re
 import sys
 
-from ..checkpoint import MODEL_CLASSES, read_checkpoint
+from ..checkpoint import MODEL_CLASSES, build_model, read_checkpoint, save_checkpoint
 from .checkpoints import check_meta, check_state
 from .options import UsageError, flag
+from .rundir import naming
 
 # the only options a resumed run may change; --path only to the same text (its sha1
 # is checked), e.g. after the file moved
@@ -154,8 +155,14 @@ def read_last(run_dir: str, config: dict, steps: int, device) -> dict:
     _check_args(config["args"], ckpt, path, described, why)
     extra = check_state(ckpt, path, config["args"]["batch_size"])
     if extra["step"] >= steps and not extra.get("val_pending"):
-        raise Finished(f"{run_dir} is finished: step {extra['step']} of {steps}; "
-                       "nothing to do (its last.pt and best.pt are unchanged)")
+        done = f"{run_dir} is finished: step {extra['step']} of {steps}"
+        out = config["args"].get("out")
+        if out and not os.path.exists(out):  # writing it failed at the end
+            with naming(out):  # (a full disk): the final weights are last.pt's
+                save_checkpoint(out, build_model(ckpt, path, device), ckpt["meta"])
+            raise Finished(f"{done}; wrote {out} from its last.pt")
+        raise Finished(f"{done}; nothing to do (its last.pt and best.pt are "
+                       "unchanged)")
     return ckpt
 
 
