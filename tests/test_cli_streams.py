@@ -123,3 +123,56 @@ def test_out_that_failed_at_the_end_is_written_by_resume(small_disk, text,  # no
     last, final = read_checkpoint(r / "last.pt"), read_checkpoint(out)
     assert final["extra"] is None and final["meta"] == last["meta"]
     assert all(v.equal(last["state_dict"][k]) for k, v in final["state_dict"].items())
+
+
+@pytest.fixture
+def moved(trained, tmp_path):
+    """A paused run on its own copy of the text, the text and the run."""
+    import shutil
+    shutil.copy(trained / "text.txt", tmp_path / "t.txt")
+    r = tmp_path / "r"
+    assert py("-m", "txl_mini", "train", *tiny(str(tmp_path / "t.txt"), r, steps=4),
+              "--pause-at", "2").returncode == 0
+    return tmp_path / "t.txt", r
+
+
+SHA = r"\(sha1 [0-9a-f]{12} vs [0-9a-f]{12}\)"
+
+
+@pytest.mark.parametrize("text", ["a short text\n", words(3000)[500:]])
+def test_a_recorded_text_that_changed_is_named(moved, text):
+    """Finding 12: 'train --resume' said 'the training split has 13 chars ... lower
+    --batch-size or --seg-len' (options --resume refuses); evaluate said '--chars: 0
+    characters cannot make 1 streams', or evaluated the other text without a word."""
+    import re
+    t, r = moved
+    t.write_text(text)
+    res = py("-m", "txl_mini", "train", "--resume", str(r))
+    assert res.returncode == 1 and re.fullmatch(
+        rf"python -m txl_mini train: error: the corpus differs from the one {r} was "
+        rf"trained on {SHA}; give the text it trained on with --path FILE\n",
+        res.stderr), res.stderr
+    res = py("-m", "txl_mini", "evaluate", str(r), "--quiet")
+    assert res.returncode == 2 and re.fullmatch(
+        rf"python -m txl_mini evaluate: error: {t} is not the text {r}/last.pt was "
+        rf"trained on any more {SHA}; give that text with --path FILE, or --path {t} "
+        r"to evaluate on this one\n", res.stderr), res.stderr
+    res = py("-m", "txl_mini", "evaluate", str(r), "--quiet", "--path", str(t))
+    assert res.returncode in (0, 2) and "is not the text" not in res.stderr
+
+
+def test_a_recorded_text_that_is_gone_says_how_to_go_on(moved, trained):
+    """Finding 12: both said only 'cannot read t.txt: no such file'."""
+    t, r = moved
+    t.unlink()
+    res = py("-m", "txl_mini", "train", "--resume", str(r))
+    assert res.returncode == 2 and res.stderr == (
+        f"python -m txl_mini train: error: {t}, the text {r} trained on, is gone; "
+        f"give it with --resume {r} --path FILE\n")
+    res = py("-m", "txl_mini", "evaluate", str(r), "--quiet")
+    assert res.returncode == 2 and res.stderr == (
+        f"python -m txl_mini evaluate: error: {t}, the text {r}/last.pt was trained "
+        "on, is gone; give it (or another text) with --path FILE\n")
+    res = py("-m", "txl_mini", "train", "--resume", str(r), "--path",
+             str(trained / "text.txt"))
+    assert res.returncode == 0, res.stderr

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 import numpy as np
 import torch
 
-from ..data import CharVocab, corpus_splits
+from ..data import OFFLINE_CHARS, CharVocab, corpus_splits
 from ..text8 import DataError
 from . import plural
 from .options import UsageError
@@ -57,8 +57,9 @@ def check_text_file(path: str, prog: str) -> None:
               file=sys.stderr)
 
 
-def load_corpus(args, cfg, prog: str):
-    """(train tokens, validation tokens, corpus record); checks the sizes."""
+def load_corpus(args, cfg, prog: str, trained: dict | None = None):
+    """(train tokens, validation tokens, corpus record); checks the sizes and, for a
+    resumed run, that the text is the one it `trained` on (config.json's record)."""
     check_not_empty(args.path)
     if args.corpus == "offline" and args.path and os.path.isfile(args.path):
         check_text_file(args.path, prog)
@@ -66,6 +67,12 @@ def load_corpus(args, cfg, prog: str):
         splits = corpus_splits(args.corpus, args.path, args.offline_chars)  # read once
     encode = CharVocab().encode
     tokens, valid = encode(splits.train), encode(splits.valid[:args.eval_chars])
+    sha1 = sha1_tokens(tokens)  # before the sizes: other text's are not the run's
+    if trained and sha1 != trained["sha1"]:
+        raise DataError(f"the corpus differs from the one {args.run_dir} was trained "
+                        f"on (sha1 {sha1[:12]} vs {trained['sha1'][:12]})" +
+                        ("; give the text it trained on with --path FILE"
+                         if args.path else ""))
     T = len(tokens) // args.batch_size
     if T < cfg.seg_len + 1:
         raise UsageError(
@@ -78,5 +85,23 @@ def load_corpus(args, cfg, prog: str):
                          f"{len(splits.valid)} characters; validation needs at least "
                          "2; give a longer text")
     corpus = {"name": args.corpus, "path": args.path, "chars": len(tokens),
-              "sha1": sha1_tokens(tokens)}
+              "sha1": sha1}
     return tokens, valid, corpus
+
+
+def check_recorded(corpus: str, path: str, meta: dict, ckpt: str) -> None:
+    """The text a checkpoint recorded (evaluate without --path): still there, and
+    still the text it was trained on (the sha1 of its training split)."""
+    if not os.path.exists(path):
+        raise UsageError(f"{path}, the text {ckpt} was trained on, is gone; give it "
+                         "(or another text) with --path FILE")
+    want = meta.get("corpus_sha1")
+    if corpus != "offline" or not isinstance(want, str):  # text8 checks its own
+        return
+    with option_names():
+        splits = corpus_splits(corpus, path, meta.get("offline_chars", OFFLINE_CHARS))
+    sha1 = sha1_tokens(CharVocab().encode(splits.train))
+    if sha1 != want:
+        raise UsageError(f"{path} is not the text {ckpt} was trained on any more "
+                         f"(sha1 {sha1[:12]} vs {want[:12]}); give that text with "
+                         f"--path FILE, or --path {path} to evaluate on this one")

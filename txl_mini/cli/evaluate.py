@@ -13,7 +13,7 @@ from ..evaluate import evaluate_segments, evaluate_sliding_window
 from ..text8 import DataError
 from . import plural
 from .checkpoints import open_checkpoint
-from .corpus import check_not_empty, check_text_file, option_names
+from .corpus import check_not_empty, check_recorded, check_text_file, option_names
 from .memory import check_memory
 from .options import (
     Parser,
@@ -137,6 +137,8 @@ def main(argv=None) -> int:
     cfg, B = model.cfg, args.batch_size
     check_memory(cfg.replace(seg_len=L), B, M, False, device)
     corpus, corpus_path = corpus_of(args, meta, path)
+    if corpus_path and not (args.path or args.corpus):  # the one it trained on
+        check_recorded(corpus, corpus_path, meta, path)
     check_not_empty(corpus_path)
     if corpus == "offline" and corpus_path and os.path.isfile(corpus_path):
         check_text_file(corpus_path, PROG)  # a warning, as train gives

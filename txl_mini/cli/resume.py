@@ -71,6 +71,9 @@ def restore_options(args, argv, parser: argparse.ArgumentParser, check) -> dict:
     for k, v in saved.items():
         if k not in given and k not in ("resume", "run_dir", "pause_at"):
             setattr(args, k, v)
+    if "path" not in given and args.path and not os.path.exists(args.path):
+        raise UsageError(f"{args.path}, the text {args.resume} trained on, is gone; "
+                         f"give it with --resume {args.resume} --path FILE")
     return config
 
 

@@ -168,11 +168,8 @@ def main(argv=None, on_step=None) -> int:
                 refused = e
         if any_rank(refused is not None, device):  # all ranks stop together
             raise refused or RunError("rank 0 refused the run directory")
-        tokens, valid, corpus = load_corpus(args, cfg, PROG)
-        if saved and saved["corpus"]["sha1"] != corpus["sha1"]:
-            raise RunError(
-                f"the corpus differs from the one {args.run_dir} was trained on "
-                f"(sha1 {corpus['sha1'][:12]} vs {saved['corpus']['sha1'][:12]})")
+        tokens, valid, corpus = load_corpus(args, cfg, PROG,
+                                            saved and saved["corpus"])
         tc = TrainConfig(steps=args.steps, batch_size=args.batch_size, lr=args.lr,
                          warmup=args.warmup, clip=args.clip, seed=args.seed)
         if args.overwrite and not args.resume and rank == 0:
