@@ -176,3 +176,21 @@ def test_a_recorded_text_that_is_gone_says_how_to_go_on(moved, trained):
     res = py("-m", "txl_mini", "train", "--resume", str(r), "--path",
              str(trained / "text.txt"))
     assert res.returncode == 0, res.stderr
+
+
+@pytest.mark.parametrize("argv", [["--mode", "sliding"], ["--mem-len", "0"]])
+def test_a_same_length_checkpoint_evaluates_without_memory(trained, argv):
+    """Finding 13: 'same_length needs memory ...; drop --same-length or give
+    --mem-len > 0', exit 2, for an option never given that evaluate cannot turn off.
+    The checkpoint's same_length is dropped where there is no memory for it."""
+    import json
+    r = trained / "same"
+    if not r.exists():
+        assert py("-m", "txl_mini", "train", *tiny(str(trained / "text.txt"), r),
+                  "--same-length").returncode == 0
+    res = py("-m", "txl_mini", "evaluate", str(r), "--json", *argv)
+    assert res.returncode == 0 and res.stderr == "", res.stderr
+    out = json.loads(res.stdout)
+    assert out["same_length"] is False and out["mem_len"] == 0
+    res = py("-m", "txl_mini", "evaluate", str(r), "--json", "--same-length", *argv)
+    assert res.returncode == 2 and "same_length needs memory" in res.stderr

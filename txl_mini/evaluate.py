@@ -114,14 +114,18 @@ def evaluate_segments(model, tokens: torch.Tensor, seg_len: Optional[int] = None
 @torch.no_grad()
 def evaluate_sliding_window(model, tokens: torch.Tensor, context: Optional[int] = None,
                             batch_size: int = 64, progress: bool = False,
-                            clamp_len: Optional[int] = None) -> EvalResult:
+                            clamp_len: Optional[int] = None,
+                            same_length: Optional[bool] = None) -> EvalResult:
     """The vanilla model's evaluation (Al-Rfou et al., 2019): one prediction per window.
 
     The first window scores its `context` targets; after that the window
     slides by one and only its last position is scored, so every prediction has the full
     `context` characters behind it, at the price of a whole forward pass per character.
-    Windows are batched `batch_size` at a time; clamp_len: as for the model's calls.
+    Windows are batched `batch_size` at a time; clamp_len, same_length: as for the
+    model's calls.
     """
+    settings = {k: v for k, v in (("clamp_len", clamp_len),
+                                  ("same_length", same_length)) if v is not None}
     model.eval()
     start = time.perf_counter()
     C = context or model.cfg.seg_len
@@ -134,7 +138,7 @@ def evaluate_sliding_window(model, tokens: torch.Tensor, context: Optional[int] 
     scored = torch.zeros((1, N), dtype=torch.bool)
     scored[0, 1:] = True  # every target but the first character's
 
-    first = model(tokens[None, :C], clamp_len=clamp_len).logits[0]  # (C, V)
+    first = model(tokens[None, :C], **settings).logits[0]  # (C, V)
     token_nats[0, 1:C + 1] = F.cross_entropy(
         first, tokens[1:C + 1], reduction="none"
     ).float().cpu()
@@ -146,7 +150,7 @@ def evaluate_sliding_window(model, tokens: torch.Tensor, context: Optional[int] 
                    desc="windows"):
         w = windows[lo:lo + batch_size]  # (b, C+1)
         # (b, V): only the newest position is new
-        logits = model(w[:, :-1], clamp_len=clamp_len).logits[:, -1]
+        logits = model(w[:, :-1], **settings).logits[:, -1]
         nats = F.cross_entropy(logits, w[:, -1], reduction="none")
         token_nats[0, lo + C + 1:lo + C + 1 + w.shape[0]] = nats.float().cpu()
     return _result(token_nats, scored, start)

@@ -85,16 +85,21 @@ def settings(args, model) -> tuple[str, int, int, dict]:
     cfg = model.cfg
     M = 0 if vanilla or mode == "sliding" else (
         cfg.mem_len if args.mem_len is None else args.mem_len)
+    # the checkpoint's same_length needs memory; where there is none (the window,
+    # --mem-len 0) it is dropped: it cannot apply, and no option turns it off
+    dropped = cfg.same_length and not args.same_length and (mode == "sliding" or
+                                                            M == 0)
     # the checks train makes of its options (cli/settings.py), here of these options
     # and the checkpoint's same_length; a no-op it was trained with is no reason to
     # refuse it
     check_settings("a vanilla checkpoint" if vanilla else
                    f"a --pos-enc {cfg.pos_enc} checkpoint", cfg.pos_enc, M,
-                   vanilla=vanilla, same_length=args.same_length or cfg.same_length,
+                   vanilla=vanilla, same_length=args.same_length or (
+                       cfg.same_length and not dropped),
                    clamp_len=-1 if args.clamp_len is None else args.clamp_len,
                    sliding=mode == "sliding")
-    changes = {k: v for k, v in (("clamp_len", args.clamp_len),
-                                 ("same_length", args.same_length or None))
+    same = False if dropped else (args.same_length or None)
+    changes = {k: v for k, v in (("clamp_len", args.clamp_len), ("same_length", same))
                if v is not None}
     model.settings(**changes)  # arguments of every call, validated once here
     return mode, args.seg_len or cfg.seg_len, M, changes
@@ -160,7 +165,8 @@ def main(argv=None) -> int:
     if mode == "sliding":
         res = evaluate_sliding_window(model, tokens, context=L,
                                       batch_size=64 if B == 1 else B, progress=show,
-                                      clamp_len=changes.get("clamp_len"))
+                                      clamp_len=changes.get("clamp_len"),
+                                      same_length=changes.get("same_length"))
     else:
         res = evaluate_segments(model, tokens, seg_len=L, batch_size=B,
                                 mem_len=args.mem_len, progress=show, cache=cache,
