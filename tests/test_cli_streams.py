@@ -194,3 +194,28 @@ def test_a_same_length_checkpoint_evaluates_without_memory(trained, argv):
     assert out["same_length"] is False and out["mem_len"] == 0
     res = py("-m", "txl_mini", "evaluate", str(r), "--json", "--same-length", *argv)
     assert res.returncode == 2 and "same_length needs memory" in res.stderr
+
+
+@pytest.mark.parametrize("env, argv, code, line", [
+    ({"RANK": "1"}, ["evaluate", "{d}/nonexist.pt"], 1,
+     "evaluate: error: {d}/nonexist.pt: no such checkpoint file"),
+    ({"RANK": "x"}, ["sample", "{d}/r", "--temperature", "-1"], 2,
+     "sample: error: --temperature must be"),
+    ({"WORLD_SIZE": "x"}, ["train", "--preset", "tiny", "--run-dir", "{d}/ws"], 2,
+     "train: error: WORLD_SIZE='x' in the environment is not a number of processes "
+     "(torchrun sets it; unset it for one process)"),
+    ({"LOCAL_RANK": "-1"}, ["train", "--preset", "tiny", "--run-dir", "{d}/ws"], 2,
+     "train: error: LOCAL_RANK='-1' in the environment is not a number of"),
+])
+def test_torchruns_variables_outside_torchrun_silence_nothing(trained, env, argv,
+                                                              code, line):
+    """Finding 15: with RANK=1 (or x) evaluate and sample failed without a word (only
+    rank 0 prints, and RANK alone made this 'rank 1'); WORLD_SIZE=x gave a ValueError
+    traceback."""
+    res = subprocess.run([sys.executable, "-m", "txl_mini",
+                          *[a.format(d=trained) for a in argv]],
+                         env=dict(ENV, **env), text=True, capture_output=True,
+                         timeout=300)
+    assert res.returncode == code and res.stderr.count("\n") == 1, res.stderr
+    assert res.stderr.startswith("python -m txl_mini " + line.format(d=trained))
+    assert not (trained / "ws").exists()

@@ -13,7 +13,7 @@ import torch
 from ..data import OFFLINE_CHARS, CharVocab, corpus_splits
 from ..text8 import DataError
 from . import plural
-from .options import UsageError
+from .options import UsageError, rank_zero
 
 # how text8's messages name load_text8's arguments -> the options that set them
 OPTION_NAMES = {"path=...": "--path", "cache_dir=...": "--cache-dir"}
@@ -51,7 +51,7 @@ def check_text_file(path: str, prog: str) -> None:
         return
     lower = head | 0x20  # A-Z -> a-z
     letters = float(((lower >= 97) & (lower <= 122)).mean())
-    if letters < 0.5 and os.environ.get("RANK", "0") == "0":
+    if letters < 0.5 and rank_zero():
         print(f"{prog}: warning: only {letters:.0%} of {path}'s first MiB are letters "
               "a-z/A-Z; everything else becomes a space. Is it a text file?",
               file=sys.stderr)

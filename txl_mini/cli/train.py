@@ -30,6 +30,7 @@ from .options import (
     add_model_options,
     check_at_least,
     check_seed,
+    env_count,
     fail,
     flag,
     model_config,
@@ -127,9 +128,9 @@ def main(argv=None, on_step=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
     created: list[str] = []
-    lock, trained = None, False
-    distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
+    lock, trained, distributed = None, False, False
     try:
+        distributed = env_count("WORLD_SIZE", 1) > 1
         saved = (restore_options(args, argv, build_parser(), check_values)
                  if args.resume else None)
         check_values(args)
@@ -140,7 +141,7 @@ def main(argv=None, on_step=None) -> int:
         cfg = model_config(args.preset, args)
         if not args.resume:  # a run begun before a pair was refused still resumes
             check_model_options(args, cfg)
-        device = pick_device(args.device, int(os.environ.get("LOCAL_RANK", "0")))
+        device = pick_device(args.device, env_count("LOCAL_RANK", 0))
         if device.type == "cuda":
             torch.cuda.set_device(device)  # NCCL collectives use the current device
         if distributed and not dist.is_initialized():
