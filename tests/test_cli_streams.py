@@ -219,3 +219,24 @@ def test_torchruns_variables_outside_torchrun_silence_nothing(trained, env, argv
     assert res.returncode == code and res.stderr.count("\n") == 1, res.stderr
     assert res.stderr.startswith("python -m txl_mini " + line.format(d=trained))
     assert not (trained / "ws").exists()
+
+
+@pytest.mark.parametrize("delay", [0.05, 0.3])
+def test_ctrl_c_after_the_work_is_done_exits_with_its_status(tmp_path, text, delay):
+    """Finding 23: SIGINT in the second or two Python and torch take to tear down
+    after 'trained ...' killed train by the signal (returncode -2, no line) or gave a
+    KeyboardInterrupt traceback from an exit handler of torch's. The work is done, its
+    files complete: the command exits with its own status, quietly."""
+    import signal
+    import time
+
+    from test_cli_faults import start
+    proc = start(["train", *tiny(text, tmp_path / "r")])
+    for line in proc.stdout:
+        if line.startswith("trained"):
+            break
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and err == "", (proc.returncode, err)
+    assert (tmp_path / "r" / "last.pt").is_file()

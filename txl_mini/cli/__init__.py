@@ -89,4 +89,13 @@ def run_module(name: str) -> None:
     main() above: its closed pipe and Ctrl-C end the same way."""
     interrupt_once()
     hold_fd_1()
-    sys.exit(main([name, *sys.argv[1:]]))
+    exit_done(main([name, *sys.argv[1:]]))
+
+
+def exit_done(code: int) -> None:
+    """The command is done, its files complete and its line printed. Python and torch
+    then take a second or two to tear down, and a Ctrl-C there killed the process by
+    the signal (no line) or raised in one of torch's exit handlers: it is ignored from
+    here on, and the process exits with the command's status."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.exit(code)
