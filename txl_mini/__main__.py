@@ -1,8 +1,8 @@
 """`python -m txl_mini <command>`: the command lines live in txl_mini/cli/."""
 
-import sys
-
-from .cli import interrupt_once, main
+from .cli import exit_done, interrupt_once, main
+from .cli.stdout import hold_fd_1
 
 interrupt_once()
-sys.exit(main())
+hold_fd_1()  # before anything opens a file
+exit_done(main())

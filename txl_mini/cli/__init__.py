@@ -6,11 +6,11 @@ one level up know nothing of argparse, signals or several processes.
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 from importlib import import_module
 
+from .stdout import GuardedStdout, StdoutFailed, hold_fd_1, silence
 from .stop import sigterm_raises, stopped
 
 COMMANDS = {  # name -> what it does (the module txl_mini.cli.<name> runs it)
@@ -26,24 +26,31 @@ USAGE = "usage: python -m txl_mini <command> [options]   (--help after a command
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     name = argv[0] if argv and argv[0] in COMMANDS else None
+    prog = f"python -m txl_mini{' ' + name if name else ''}"
+    real, sys.stdout = sys.stdout, GuardedStdout(sys.stdout)
     try:
         try:
             with sigterm_raises():  # from here on SIGTERM ends it as Ctrl-C does
                 if name is None:
                     return _list_commands(argv)
                 return import_module(f"{__name__}.{name}").main(argv[1:])
-        finally:  # a closed pipe shows here, not at Python's exit
+        finally:  # a closed pipe or a full device shows here, not at Python's exit
             sys.stdout.flush()
     except KeyboardInterrupt as e:  # what a command does not handle itself: one line
         words, code, before = stopped(e)  # Ctrl-C, or SIGTERM (stop.Terminated)
-        print(f"{before}python -m txl_mini{' ' + name if name else ''}: {words}",
-              file=sys.stderr)
+        print(f"{before}{prog}: {words}", file=sys.stderr)
         return code
     except BrokenPipeError:  # `... | head -1`: the reader has all it wanted
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        for stream in (sys.stdout, sys.stderr):  # no second error at Python's flush
-            os.dup2(devnull, stream.fileno())
+        for stream in (real, sys.stderr):  # no second error at Python's flush
+            silence(stream.fileno())
         return 141  # 128 + SIGPIPE, as a killed writer would
+    except StdoutFailed as e:  # `>/dev/full`, `>&-`: what was asked is not shown
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        if real is not None:
+            silence(real.fileno())
+        return 1
+    finally:
+        sys.stdout = real
 
 
 def _list_commands(argv: list) -> int:
@@ -81,4 +88,14 @@ def run_module(name: str) -> None:
     """`python -m txl_mini.cli.NAME ...` is `python -m txl_mini NAME ...`, through
     main() above: its closed pipe and Ctrl-C end the same way."""
     interrupt_once()
-    sys.exit(main([name, *sys.argv[1:]]))
+    hold_fd_1()
+    exit_done(main([name, *sys.argv[1:]]))
+
+
+def exit_done(code: int) -> None:
+    """The command is done, its files complete and its line printed. Python and torch
+    then take a second or two to tear down, and a Ctrl-C there killed the process by
+    the signal (no line) or raised in one of torch's exit handlers: it is ignored from
+    here on, and the process exits with the command's status."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.exit(code)

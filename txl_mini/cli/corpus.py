@@ -11,10 +11,10 @@ import numpy as np
 import torch
 
 from ..corpus import BOOK_CORPORA
-from ..data import CharVocab, corpus_splits
+from ..data import OFFLINE_CHARS, CharVocab, corpus_splits
 from ..text8 import DataError
 from . import plural
-from .options import UsageError
+from .options import UsageError, rank_zero
 
 # how text8's messages name load_text8's arguments -> the options that set them
 OPTION_NAMES = {"path=...": "--path", "cache_dir=...": "--cache-dir"}
@@ -52,14 +52,15 @@ def check_text_file(path: str, prog: str) -> None:
         return
     lower = head | 0x20  # A-Z -> a-z
     letters = float(((lower >= 97) & (lower <= 122)).mean())
-    if letters < 0.5 and os.environ.get("RANK", "0") == "0":
+    if letters < 0.5 and rank_zero():
         print(f"{prog}: warning: only {letters:.0%} of {path}'s first MiB are letters "
               "a-z/A-Z; everything else becomes a space. Is it a text file?",
               file=sys.stderr)
 
 
-def load_corpus(args, cfg, prog: str):
-    """(train tokens, validation tokens, corpus record); checks the sizes."""
+def load_corpus(args, cfg, prog: str, trained: dict | None = None):
+    """(train tokens, validation tokens, corpus record); checks the sizes and, for a
+    resumed run, that the text is the one it `trained` on (config.json's record)."""
     if args.corpus in BOOK_CORPORA and args.path is not None:  # an option, exit 2
         raise UsageError(f"--path: corpus {args.corpus!r} is generated from its "
                          "recorded settings; it reads no file (drop --path)")
@@ -70,6 +71,12 @@ def load_corpus(args, cfg, prog: str):
         splits = corpus_splits(args.corpus, args.path, args.offline_chars)  # read once
     encode = CharVocab().encode
     tokens, valid = encode(splits.train), encode(splits.valid[:args.eval_chars])
+    sha1 = sha1_tokens(tokens)  # before the sizes: other text's are not the run's
+    if trained and sha1 != trained["sha1"]:
+        raise DataError(f"the corpus differs from the one {args.run_dir} was trained "
+                        f"on (sha1 {sha1[:12]} vs {trained['sha1'][:12]})" +
+                        ("; give the text it trained on with --path FILE"
+                         if args.path else ""))
     T = len(tokens) // args.batch_size
     if T < cfg.seg_len + 1:
         raise UsageError(
@@ -82,5 +89,23 @@ def load_corpus(args, cfg, prog: str):
                          f"{len(splits.valid)} characters; validation needs at least "
                          "2; give a longer text")
     corpus = {"name": args.corpus, "path": args.path, "chars": len(tokens),
-              "sha1": sha1_tokens(tokens)}
+              "sha1": sha1}
     return tokens, valid, corpus
+
+
+def check_recorded(corpus: str, path: str, meta: dict, ckpt: str) -> None:
+    """The text a checkpoint recorded (evaluate without --path): still there, and
+    still the text it was trained on (the sha1 of its training split)."""
+    if not os.path.exists(path):
+        raise UsageError(f"{path}, the text {ckpt} was trained on, is gone; give it "
+                         "(or another text) with --path FILE")
+    want = meta.get("corpus_sha1")
+    if corpus != "offline" or not isinstance(want, str):  # text8 checks its own
+        return
+    with option_names():
+        splits = corpus_splits(corpus, path, meta.get("offline_chars", OFFLINE_CHARS))
+    sha1 = sha1_tokens(CharVocab().encode(splits.train))
+    if sha1 != want:
+        raise UsageError(f"{path} is not the text {ckpt} was trained on any more "
+                         f"(sha1 {sha1[:12]} vs {want[:12]}); give that text with "
+                         f"--path FILE, or --path {path} to evaluate on this one")

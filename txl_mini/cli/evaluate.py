@@ -13,7 +13,7 @@ from ..evaluate import evaluate_segments, evaluate_sliding_window
 from ..text8 import DataError
 from . import plural
 from .checkpoints import open_checkpoint
-from .corpus import check_not_empty, check_text_file, option_names
+from .corpus import check_not_empty, check_recorded, check_text_file, option_names
 from .memory import check_memory
 from .options import (
     Parser,
@@ -85,16 +85,22 @@ def settings(args, model) -> tuple[str, int, int, dict]:
     cfg = model.cfg
     M = 0 if vanilla or mode == "sliding" else (
         cfg.mem_len if args.mem_len is None else args.mem_len)
+    # the checkpoint's same_length needs memory: with --mem-len 0 there is none, so it
+    # is dropped (no option turns it off). The sliding window keeps it: without mems
+    # each query sees its last max(mem_len, 1) keys, the checkpoint's own mem_len
+    segments = mode == "segments"
+    dropped = cfg.same_length and not args.same_length and segments and M == 0
     # the checks train makes of its options (cli/settings.py), here of these options
     # and the checkpoint's same_length; a no-op it was trained with is no reason to
     # refuse it
     check_settings("a vanilla checkpoint" if vanilla else
                    f"a --pos-enc {cfg.pos_enc} checkpoint", cfg.pos_enc, M,
-                   vanilla=vanilla, same_length=args.same_length or cfg.same_length,
+                   vanilla=vanilla, same_length=args.same_length or (
+                       cfg.same_length and segments and not dropped),
                    clamp_len=-1 if args.clamp_len is None else args.clamp_len,
                    sliding=mode == "sliding")
-    changes = {k: v for k, v in (("clamp_len", args.clamp_len),
-                                 ("same_length", args.same_length or None))
+    same = False if dropped else (args.same_length or None)
+    changes = {k: v for k, v in (("clamp_len", args.clamp_len), ("same_length", same))
                if v is not None}
     model.settings(**changes)  # arguments of every call, validated once here
     return mode, args.seg_len or cfg.seg_len, M, changes
@@ -137,6 +143,8 @@ def main(argv=None) -> int:
     cfg, B = model.cfg, args.batch_size
     check_memory(cfg.replace(seg_len=L), B, M, False, device)
     corpus, corpus_path = corpus_of(args, meta, path)
+    if corpus_path and not (args.path or args.corpus):  # the one it trained on
+        check_recorded(corpus, corpus_path, meta, path)
     check_not_empty(corpus_path)
     if corpus == "offline" and corpus_path and os.path.isfile(corpus_path):
         check_text_file(corpus_path, PROG)  # a warning, as train gives

@@ -32,9 +32,25 @@ class UsageError(Exception):
 
 def fail(prog: str, msg: str, code: int = 2, before: str = "") -> int:
     """Print one line (rank 0 only, under torchrun) and return the exit status."""
-    if os.environ.get("RANK", "0") == "0":
+    if rank_zero():
         print(f"{before}{prog}: {msg}", file=sys.stderr)
     return code
+
+
+def rank_zero() -> bool:
+    """False only for the ranks > 0 of several processes (torchrun sets WORLD_SIZE and
+    RANK): a RANK alone, or a value no launcher sets, silences nothing."""
+    world, rank = os.environ.get("WORLD_SIZE", "1"), os.environ.get("RANK", "0")
+    return not (world.isdigit() and int(world) > 1 and rank.isdigit() and int(rank))
+
+
+def env_count(name: str, default: int) -> int:
+    """torchrun's WORLD_SIZE or LOCAL_RANK: a whole number, or one line."""
+    v = os.environ.get(name, str(default))
+    if not re.fullmatch(r"[0-9]+", v):
+        raise UsageError(f"{name}={v!r} in the environment is not a number of "
+                         "processes (torchrun sets it; unset it for one process)")
+    return int(v)
 
 
 def command(prog: str, errors: tuple = ()):

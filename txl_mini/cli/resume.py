@@ -11,11 +11,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 
-from ..checkpoint import MODEL_CLASSES, read_checkpoint
+from ..checkpoint import MODEL_CLASSES, build_model, read_checkpoint, save_checkpoint
 from .checkpoints import check_meta, check_state
 from .options import UsageError, flag
+from .rundir import naming
 
 # the only options a resumed run may change; --path only to the same text (its sha1
 # is checked), e.g. after the file moved
@@ -26,9 +28,11 @@ class Finished(Exception):
     """The run in DIR already trained all its steps: nothing to do."""
 
 
-def restore_options(args, argv, parser: argparse.ArgumentParser) -> dict:
+def restore_options(args, argv, parser: argparse.ArgumentParser, check) -> dict:
     """Set every option from DIR/config.json but those given (of MAY_CHANGE); returns
-    config.json. A different --threads continues the run, but not bitwise exactly."""
+    config.json. `check(args)` checks the values, as on the command line (where it
+    raises, config.json was edited). A different --threads continues the run, but
+    not bitwise exactly."""
     if not os.path.isfile(os.path.join(args.resume, "config.json")):
         raise UsageError(f"--resume {args.resume}: no config.json there; is it a run "
                          "directory written by python -m txl_mini train?")
@@ -59,9 +63,17 @@ def restore_options(args, argv, parser: argparse.ArgumentParser) -> dict:
     check_types(parser, saved, where, defaults)
     check_corpus(config, where)
     check_model(config, where)
+    try:
+        check(argparse.Namespace(**{**defaults, **saved}))
+    except UsageError as e:  # '--lr must be ...' -> 'lr must be ...', as in the file
+        msg = re.sub(r"--([a-z-]+)", lambda m: m[1].replace("-", "_"), str(e))
+        raise UsageError(f"{where}: {msg}") from None
     for k, v in saved.items():
         if k not in given and k not in ("resume", "run_dir", "pause_at"):
             setattr(args, k, v)
+    if "path" not in given and args.path and not os.path.exists(args.path):
+        raise UsageError(f"{args.path}, the text {args.resume} trained on, is gone; "
+                         f"give it with --resume {args.resume} --path FILE")
     return config
 
 
@@ -143,8 +155,31 @@ def read_last(run_dir: str, config: dict, steps: int, device) -> dict:
                           for k in differ[:2])
         raise UsageError(f"{path} holds a model other than the one {described} "
                          f"describes ({names}); {why}")
+    _check_args(config["args"], ckpt, path, described, why)
     extra = check_state(ckpt, path, config["args"]["batch_size"])
     if extra["step"] >= steps and not extra.get("val_pending"):
-        raise Finished(f"{run_dir} is finished: step {extra['step']} of {steps}; "
-                       "nothing to do (its last.pt and best.pt are unchanged)")
+        done = f"{run_dir} is finished: step {extra['step']} of {steps}"
+        out = config["args"].get("out")
+        if out and not os.path.exists(out):  # writing it failed at the end
+            with naming(out):  # (a full disk): the final weights are last.pt's
+                save_checkpoint(out, build_model(ckpt, path, device), ckpt["meta"])
+            raise Finished(f"{done}; wrote {out} from its last.pt")
+        raise Finished(f"{done}; nothing to do (its last.pt and best.pt are "
+                       "unchanged)")
     return ckpt
+
+
+def _check_args(saved: dict, ckpt: dict, path: str, described: str, why: str) -> None:
+    """config.json's options against the run last.pt holds: an edited batch_size
+    broke the resume with a tensor-size error; an edited n_layer, vanilla or
+    seg_len was ignored (the model is last.pt's)."""
+    trained = dict(ckpt["meta"].get("train_config") or {})  # steps, lr, batch_size..
+    trained["vanilla"] = ckpt["model_class"] == "VanillaTransformer"
+    # a model option given to the run is in the model; one left out (None) follows
+    # the preset, which config.json's model records
+    trained.update(ckpt["config"] if isinstance(ckpt["config"], dict) else {})
+    for k in sorted(set(saved) & set(trained)):
+        if saved[k] is not None and saved[k] != trained[k]:
+            raise UsageError(f"{described} has {k} {json.dumps(saved[k])}, but "
+                             f"{path} was trained with {json.dumps(trained[k])}; "
+                             f"{why}")

@@ -218,15 +218,8 @@ def summary(args, run, valid) -> None:
 
 
 def announce(args, run, corpus, tokens, device, world) -> None:
-    """config.json (a new run) or the trimmed metrics (a resumed one), and one line
-    (with a note if the warm-up outlasts the run)."""
-    if args.resume:  # drop lines logged after last.pt (a crash leaves some)
-        write_text(os.path.join(run.dir, "metrics.jsonl"),
-                   "".join(json.dumps(h) + "\n" for h in run.history))
-    else:
-        write_text(os.path.join(run.dir, "config.json"), json.dumps({
-            "args": vars(args), "model": asdict(run.model.cfg), "model_class":
-            type(run.model).__name__, "corpus": corpus, "world_size": world}, indent=1))
+    """One line (first: a stdout that fails leaves nothing written), config.json (a
+    new run) or the trimmed metrics (a resumed one), a note if warm-up outlasts it."""
     where = f" ({args.path})" if args.path else ""
     again = f"; resuming at step {run.step}" if args.resume else ""
     print(f"corpus: {args.corpus}{where}, {len(tokens):,} training chars; device: "
@@ -235,6 +228,13 @@ def announce(args, run, corpus, tokens, device, world) -> None:
           f"; {type(run.model).__name__} with "
           f"{run.model.num_params():,} parameters; run dir: {run.dir}{again}",
           flush=True)
+    if args.resume:  # drop lines logged after last.pt (a crash leaves some)
+        write_text(os.path.join(run.dir, "metrics.jsonl"),
+                   "".join(json.dumps(h) + "\n" for h in run.history))
+    else:
+        write_text(os.path.join(run.dir, "config.json"), json.dumps({
+            "args": vars(args), "model": asdict(run.model.cfg), "model_class":
+            type(run.model).__name__, "corpus": corpus, "world_size": world}, indent=1))
     if args.warmup >= args.steps and not args.resume:
         print(f"python -m txl_mini train: note: --warmup {args.warmup} >= --steps "
               f"{args.steps}: the learning rate never reaches --lr {args.lr}",

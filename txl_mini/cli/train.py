@@ -30,6 +30,7 @@ from .options import (
     add_model_options,
     check_at_least,
     check_seed,
+    env_count,
     fail,
     flag,
     model_config,
@@ -41,6 +42,7 @@ from .paths import refuse_empty
 from .resume import Finished, read_last, restore_options
 from .run import Run, RunError
 from .settings import check_model_options
+from .stdout import StdoutFailed
 
 PROG = "python -m txl_mini train"
 WRITE_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)
@@ -125,14 +127,15 @@ def main(argv=None, on_step=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
     created: list[str] = []
-    lock, trained = None, False
-    distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
+    lock, trained, distributed = None, False, False
     try:
+        distributed = env_count("WORLD_SIZE", 1) > 1
         refuse_empty(("--resume", args.resume))
         for name in ("run_dir", "out", "resume"):  # `--run-dir=~/x`: no shell expands
             if getattr(args, name):                # a ~ after '=' (--path is too)
                 setattr(args, name, os.path.expanduser(getattr(args, name)))
-        saved = restore_options(args, argv, build_parser()) if args.resume else None
+        saved = (restore_options(args, argv, build_parser(), check_values)
+                 if args.resume else None)
         check_values(args)
         if args.path is not None:  # a resume or evaluate from elsewhere finds it
             args.path = os.path.abspath(os.path.expanduser(args.path))
@@ -141,7 +144,7 @@ def main(argv=None, on_step=None) -> int:
         cfg = model_config(args.preset, args)
         if not args.resume:  # a run begun before a pair was refused still resumes
             check_model_options(args, cfg)
-        device = pick_device(args.device, int(os.environ.get("LOCAL_RANK", "0")))
+        device = pick_device(args.device, env_count("LOCAL_RANK", 0))
         if device.type == "cuda":
             torch.cuda.set_device(device)  # NCCL collectives use the current device
         if distributed and not dist.is_initialized():
@@ -171,11 +174,8 @@ def main(argv=None, on_step=None) -> int:
                 refused = e
         if any_rank(refused is not None, device):  # all ranks stop together
             raise refused or RunError("rank 0 refused the run directory")
-        tokens, valid, corpus = load_corpus(args, cfg, PROG)
-        if saved and saved["corpus"]["sha1"] != corpus["sha1"]:
-            raise RunError(
-                f"the corpus differs from the one {args.run_dir} was trained on "
-                f"(sha1 {corpus['sha1'][:12]} vs {saved['corpus']['sha1'][:12]})")
+        tokens, valid, corpus = load_corpus(args, cfg, PROG,
+                                            saved and saved["corpus"])
         tc = TrainConfig(steps=args.steps, batch_size=args.batch_size, lr=args.lr,
                          warmup=args.warmup, clip=args.clip, seed=args.seed)
         if args.overwrite and not args.resume and rank == 0:
@@ -207,8 +207,8 @@ def main(argv=None, on_step=None) -> int:
                     f"{rundir.kept(args.run_dir)}", stop.exit_code(e.name))
     except BrokenPipeError:  # `train ... | head -1`: cli/__init__.py says nothing
         raise
-    except (KeyboardInterrupt, UsageError, RunError, DataError, OSError,
-            ValueError) as e:  # before or outside the loop: unlock, tidy up
+    except (KeyboardInterrupt, UsageError, RunError, DataError, OSError, ValueError,
+            StdoutFailed) as e:  # before or outside the loop: unlock, tidy up
         _release(lock)
         rundir.remove_created(created)
         return fail(PROG, *_one_line(e, args.run_dir or args.resume, trained))

@@ -1,0 +1,62 @@
+"""Standard output that cannot be written: `>/dev/full`, or closed (`>&-`).
+
+A command's own `except OSError` is about its files; a write to stdout that fails
+raises StdoutFailed instead, which is no OSError, so that no command takes it for a
+full disk ('cannot write No space left on device' said train) and cli/__init__.py
+says it in one line, exit 1. A closed pipe stays a BrokenPipeError (quiet, 141).
+"""
+
+from __future__ import annotations
+
+import os
+
+
+class StdoutFailed(Exception):
+    """Standard output could not be written; the message says why."""
+
+
+class GuardedStdout:
+    """sys.stdout while a command runs: writes that fail raise StdoutFailed."""
+
+    def __init__(self, stream):
+        self._stream = stream  # None: Python found file descriptor 1 closed
+
+    def write(self, text: str) -> int:
+        return self._call("write", text)
+
+    def flush(self) -> None:
+        if self._stream is not None:  # closed: nothing was written, nothing to flush
+            self._call("flush")
+
+    def _call(self, name: str, *args):
+        if self._stream is None:
+            raise StdoutFailed("cannot write to standard output: it is closed")
+        try:
+            return getattr(self._stream, name)(*args)
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            raise StdoutFailed("cannot write to standard output: "
+                               f"{e.strerror or e}") from None
+
+    def __getattr__(self, name: str):  # isatty, encoding, fileno ...
+        return getattr(self._stream, name)
+
+
+def hold_fd_1() -> None:
+    """With descriptor 1 closed, the next file opened (the run's lock, a checkpoint)
+    would get it, and whatever writes to descriptor 1 would write into that file."""
+    try:
+        os.fstat(1)
+    except OSError:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        if fd != 1:
+            os.dup2(fd, 1)
+            os.close(fd)
+
+
+def silence(fd: int) -> None:
+    """What is still buffered for `fd` goes nowhere (no second error at exit)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
