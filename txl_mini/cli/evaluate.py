@@ -23,7 +23,7 @@ from .options import (
     command,
 )
 from .paths import refuse_empty
-from .settings import check_settings
+from .settings import check_distances, check_settings
 
 PROG = "python -m txl_mini evaluate"
 
@@ -132,6 +132,7 @@ def main(argv=None) -> int:
     check_at_least(args, {"chars": 2, "batch_size": 1, "seg_len": 1, "mem_len": 0})
     if args.clamp_len is not None and (args.clamp_len < -1 or args.clamp_len == 0):
         raise UsageError(f"--clamp-len must be -1 (off) or >= 1, got {args.clamp_len}")
+    check_distances(args.clamp_len, None)
     model, meta, path, device = open_checkpoint(args)
     mode, L, M, changes = settings(args, model)
     cfg, B = model.cfg, args.batch_size

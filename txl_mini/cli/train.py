@@ -39,7 +39,7 @@ from .options import (
 )
 from .resume import Finished, read_last, restore_options
 from .run import Run, RunError
-from .settings import check_model_options
+from .settings import check_distances, check_model_options
 
 PROG = "python -m txl_mini train"
 WRITE_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)
@@ -103,6 +103,7 @@ def check_values(args) -> None:
         if not (math.isfinite(v) and v > 0):
             raise UsageError(f"--{name} must be a finite number > 0, got {v}")
     check_seed(args.seed)
+    check_distances(args.clamp_len, args.shaw_clip)
     for name in ("run_dir", "out", "path", "resume"):
         if getattr(args, name) == "":
             raise UsageError(f"{flag(name)} is empty; give a path")

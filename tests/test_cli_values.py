@@ -1,0 +1,64 @@
+"""Out-of-range values the command lines must refuse in one line, before any work,
+leaving nothing behind (issue 31's second probe: values, bench, data offline;
+subprocesses; each case failed before its fix)."""
+
+import pytest
+from cli_text import words
+from test_cli_faults import py, tiny
+
+PROG = "python -m txl_mini"
+HUGE = "100000000000000000000"  # 1e20: past torch's int64
+
+
+def txl(*argv, **kw):
+    return py("-m", "txl_mini", *[str(a) for a in argv], **kw)
+
+
+def one_line(res, code: int) -> str:
+    """The single stderr line of a command that must exit with `code`."""
+    assert res.returncode == code and res.stderr.count("\n") == 1, res.stderr
+    return res.stderr.rstrip("\n")
+
+
+@pytest.fixture(scope="module")
+def d(tmp_path_factory):
+    """A corpus and a trained run."""
+    d = tmp_path_factory.mktemp("values")
+    (d / "text.txt").write_text(words(2000))
+    assert txl("train", *tiny(str(d / "text.txt"), d / "r")).returncode == 0
+    return d
+
+
+# -- 3. --clamp-len and --shaw-clip out of range ---------------------------------------
+
+@pytest.mark.parametrize("extra, line", [
+    (["--clamp-len", HUGE], "--clamp-len must be <= 2,147,483,647 (-1: never "
+     "clamps), got 100,000,000,000,000,000,000"),
+    (["--pos-enc", "shaw", "--shaw-clip", HUGE], "--shaw-clip must be <= 2,147,483,647 "
+     "(-1: L + M - 1), got 100,000,000,000,000,000,000"),
+])
+def test_a_huge_distance_is_refused_and_leaves_nothing(d, tmp_path, extra, line):
+    """OverflowError / TypeError tracebacks, exit 1, and a run directory left with
+    config.json (and an empty metrics.jsonl) that --resume tracebacks on again."""
+    res = txl("train", *tiny(str(d / "text.txt"), tmp_path / "big"), *extra)
+    assert one_line(res, 2) == f"{PROG} train: error: {line}"
+    assert not (tmp_path / "big").exists()
+
+
+def test_evaluate_refuses_a_huge_clamp_len(d):
+    res = txl("evaluate", d / "r", "--clamp-len", HUGE, "--threads", "1")
+    assert one_line(res, 2) == (
+        f"{PROG} evaluate: error: --clamp-len must be <= 2,147,483,647 (-1: never "
+        "clamps), got 100,000,000,000,000,000,000")
+
+
+def test_the_memory_estimate_counts_the_shaw_table(d, tmp_path):
+    """--shaw-clip 1000000000: 'RuntimeError: ... can't allocate memory: you tried to
+    allocate 64000000064 bytes' traceback, an empty run directory left. The table (of
+    k + 1 rows per layer) is most of the model, so the refusal names it."""
+    res = txl("train", *tiny(str(d / "text.txt"), tmp_path / "big"), "--pos-enc",
+              "shaw", "--shaw-clip", "1000000000")
+    line = one_line(res, 2)
+    assert line.startswith(f"{PROG} train: error: this needs roughly "), line
+    assert "Shaw table" in line and "--shaw-clip" in line, line
+    assert not (tmp_path / "big").exists()
