@@ -62,3 +62,17 @@ def test_the_memory_estimate_counts_the_shaw_table(d, tmp_path):
     assert line.startswith(f"{PROG} train: error: this needs roughly "), line
     assert "Shaw table" in line and "--shaw-clip" in line, line
     assert not (tmp_path / "big").exists()
+
+
+# -- 2. a tiny --temperature -----------------------------------------------------------
+
+@pytest.mark.parametrize("t", ["1e-45", "1e-300"])
+def test_a_tiny_temperature_is_greedy(d, t):
+    """'RuntimeError: probability tensor contains either inf, nan or element < 0'
+    traceback, exit 1: logits / T overflowed float32. T -> 0 tends to greedy, the
+    meaning of 0 itself."""
+    argv = ["sample", d / "r", "--chars", "30", "--quiet", "--threads", "1"]
+    greedy = txl(*argv, "--temperature", "0")
+    res = txl(*argv, "--temperature", t, "--seed", "1")
+    assert (res.returncode, res.stderr) == (0, "")
+    assert res.stdout == greedy.stdout and len(res.stdout) == len("the ") + 30 + 1
