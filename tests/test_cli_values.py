@@ -2,9 +2,12 @@
 leaving nothing behind (issue 31's second probe: values, bench, data offline;
 subprocesses; each case failed before its fix)."""
 
+import subprocess
+import sys
+
 import pytest
 from cli_text import words
-from test_cli_faults import py, tiny
+from test_cli_faults import ENV, py, tiny
 
 PROG = "python -m txl_mini"
 HUGE = "100000000000000000000"  # 1e20: past torch's int64
@@ -76,3 +79,19 @@ def test_a_tiny_temperature_is_greedy(d, t):
     res = txl(*argv, "--temperature", t, "--seed", "1")
     assert (res.returncode, res.stderr) == (0, "")
     assert res.stdout == greedy.stdout and len(res.stdout) == len("the ") + 30 + 1
+
+
+# -- 5. a --distances far past --chars -------------------------------------------------
+
+@pytest.mark.parametrize("far", ["3000", "100000000", "10000000000000000000000"])
+def test_a_distance_past_the_corpus_is_refused_before_generating(tmp_path, far):
+    """'--distances 100000000' took 31 s and 600 MB (the generator wrote a filler of
+    that length) before 'no name fits that far apart'; 1e11 and 1e22 never ended."""
+    res = subprocess.run([sys.executable, "-m", "txl_mini", "data", "offline", "--out",
+                          tmp_path / "c.txt", "--chars", "2000", "--distances",
+                          f"64,{far}"], env=ENV, text=True, capture_output=True,
+                         timeout=20)
+    assert one_line(res, 2) == (
+        f"{PROG} data: error: --distances {far}: no name fits that far apart in "
+        "2,000 characters; lower it or raise --chars")
+    assert list(tmp_path.iterdir()) == []

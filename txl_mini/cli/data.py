@@ -64,6 +64,9 @@ def _cmd_offline(args: argparse.Namespace) -> None:
     if short:  # the generator's own ValueError would name its argument, exit 1
         raise UsageError(f"--distances {short[0]}: a distance must be >= "
                          f"{MIN_DISTANCE} (a name plus filler)")
+    # a planting spans its distance and a name, so one as long as the corpus never
+    # fits; refused before the generator writes a filler of that length
+    _refuse_far([d for d in args.distances if d >= args.chars], args.chars)
     outs = [(o, p) for o, p in (("--out", args.out), ("--deps-out", args.deps_out))
             if p is not None]
     real = [check_output(path, opt) for opt, path in outs]
@@ -81,9 +84,7 @@ def _cmd_offline(args: argparse.Namespace) -> None:
     corpus = make_offline_corpus(args.chars, seed=args.seed, distances=args.distances)
     planted = {x.distance for x in corpus.deps}
     empty = [d for d in corpus.distances if d not in planted]
-    if empty:  # before anything is written
-        raise UsageError(f"--distances {empty[0]}: no name fits that far apart in "
-                        f"{args.chars:,} characters; lower it or raise --chars")
+    _refuse_far(empty, args.chars)  # before anything is written
     try:
         write_offline_corpus(corpus, args.out, deps_path=args.deps_out)
     except OSError as e:  # a full disk: what it could not write (nothing replaced)
@@ -98,6 +99,12 @@ def _cmd_offline(args: argparse.Namespace) -> None:
     if args.deps_out:
         print("dependencies (cue, target, length, distance) written to "
               f"{args.deps_out}")
+
+
+def _refuse_far(distances: list[int], chars: int) -> None:
+    if distances:
+        raise UsageError(f"--distances {distances[0]}: no name fits that far apart "
+                         f"in {chars:,} characters; lower it or raise --chars")
 
 
 def _same_file(a: str, b: str) -> bool:
