@@ -95,3 +95,26 @@ def test_a_distance_past_the_corpus_is_refused_before_generating(tmp_path, far):
         f"{PROG} data: error: --distances {far}: no name fits that far apart in "
         "2,000 characters; lower it or raise --chars")
     assert list(tmp_path.iterdir()) == []
+
+
+# -- 8. bench's memory ---------------------------------------------------------------
+
+BENCH_SMALL = ["bench", "--threads", "1", "--quiet", "--rounds", "1", "--steps", "1",
+               "--no-paper-shape", "--max-attn-len", "128", "--long-segments", "20"]
+
+
+@pytest.mark.parametrize("argv, line", [
+    (BENCH_SMALL + ["--batch", "1000000"],
+     "training (--batch 1000000): this needs roughly "),
+    (["bench", "--quick", "--threads", "1", "--quiet", "--eval-batch", "10000000"],
+     "evaluation at attention length 800 (--eval-batch 10000000): this needs "
+     "roughly "),
+])
+def test_bench_refuses_what_cannot_fit_before_the_work(argv, line):
+    """'RuntimeError: ... can't allocate memory' traceback after 40 s of benchmarks
+    (train's estimate said ~30 GB for --batch 5000): bench had no memory check."""
+    res = subprocess.run([sys.executable, "-m", "txl_mini", *argv], env=ENV,
+                         text=True, capture_output=True, timeout=120)
+    got = one_line(res, 2)
+    assert got.startswith(f"{PROG} bench: error: {line}"), got
+    assert res.stdout == ""
