@@ -118,3 +118,17 @@ def test_bench_refuses_what_cannot_fit_before_the_work(argv, line):
     got = one_line(res, 2)
     assert got.startswith(f"{PROG} bench: error: {line}"), got
     assert res.stdout == ""
+
+
+# -- 7. bench --quick and --batch ------------------------------------------------------
+
+def test_bench_quick_honours_a_given_batch():
+    """'bench --quick --batch 99999999' printed 'training: ... batch 4', exit 0: --quick
+    replaced --batch without a word, and --help did not say so."""
+    res = txl("bench", "--quick", "--batch", "2", "--threads", "1", "--quiet",
+              "--rounds", "1", "--steps", "1", "--max-attn-len", "128",
+              "--long-segments", "20")
+    assert res.returncode == 0, res.stderr
+    assert "L = M = 64, batch 2\n" in res.stdout, res.stdout
+    default = txl("bench", "--help").stdout
+    assert "training batch size (default: 16; --quick: 4)" in " ".join(default.split())

@@ -53,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     add("--device", default="auto", choices=("auto", "cpu", "cuda"),
         help="auto: cuda if available, else cpu")
     add("--threads", type=int, default=1, help="torch CPU threads")
-    add("--batch", type=int, default=16, help="training batch size")
+    add("--batch", type=int, help="training batch size (default: 16; --quick: 4)")
     add("--eval-batch", type=int, default=1,
         help="evaluation batch size, the same for XL and the vanilla window")
     add("--rounds", type=int, help="interleaved timing rounds (default: 5; --quick: 2)")
@@ -85,6 +85,7 @@ def check_args(args) -> torch.device:
                           "steps": 1, "max_attn_len": min(EVAL_LENS),
                           "long_segments": 20})
     set_threads(args.threads)
+    args.batch = args.batch or (4 if args.quick else 16)  # a given one, also --quick's
     refuse_empty(("--json", args.json))  # else '' wrote no JSON, silently
     if args.json:
         check_json_path(args.json)
@@ -103,11 +104,10 @@ def check_bench_memory(args, device: torch.device) -> None:
     --eval-batch (the vanilla window, of A keys for each of its A queries, needs the
     most). The paper's shape runs at batch 1, the memory flatness on a small model."""
     cfg = train_config(args.quick)
-    batch = 4 if args.quick else args.batch
     try:
-        check_memory(cfg, batch, cfg.mem_len, True, device, run_size="--batch")
+        check_memory(cfg, args.batch, cfg.mem_len, True, device, run_size="--batch")
     except UsageError as e:
-        raise UsageError(f"training (--batch {batch}): {e}") from None
+        raise UsageError(f"training (--batch {args.batch}): {e}") from None
     A = max_attn_len(args)
     window = preset(SHAPES["book"][0]).replace(seg_len=A)
     try:
@@ -148,7 +148,7 @@ def run_bench(args, device: torch.device) -> dict:
 
     progress = not args.quiet
     cfg = train_config(args.quick)
-    batch = 4 if args.quick else args.batch
+    batch = args.batch
     rounds = args.rounds or (2 if args.quick else 5)
     steps = args.steps or (2 if args.quick else 3)
     lens = [a for a in EVAL_LENS if a <= max_attn_len(args)]
