@@ -132,3 +132,22 @@ def test_bench_quick_honours_a_given_batch():
     assert "L = M = 64, batch 2\n" in res.stdout, res.stdout
     default = txl("bench", "--help").stdout
     assert "training batch size (default: 16; --quick: 4)" in " ".join(default.split())
+
+
+# -- 9. --offline-chars with a corpus it does not size ---------------------------------
+
+@pytest.mark.parametrize("corpus, what", [
+    (["--corpus", "names"], "--corpus names is generated at its own size"),
+    (["--corpus", "cue"], "--corpus cue is generated at its own size"),
+    (["--path", "{d}/text.txt"], "--path {d}/text.txt is read whole"),
+])
+def test_offline_chars_with_another_corpus_is_refused(d, tmp_path, corpus, what):
+    """'--corpus names --offline-chars 5000' (cue, --path FILE) trained on the whole
+    corpus without a word about the option."""
+    argv = [str(a).replace("{d}", str(d)) for a in corpus]
+    res = txl("train", "--preset", "tiny", "--steps", "1", "--threads", "1",
+              "--quiet", "--run-dir", tmp_path / "r", *argv, "--offline-chars", "5000")
+    assert one_line(res, 2) == (
+        f"{PROG} train: error: --offline-chars sizes the generated offline corpus; "
+        f"{what.replace('{d}', str(d))}; drop it")
+    assert not (tmp_path / "r").exists()

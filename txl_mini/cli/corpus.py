@@ -57,6 +57,18 @@ def check_text_file(path: str, prog: str) -> None:
               file=sys.stderr)
 
 
+def check_offline_chars(args, given: bool) -> None:
+    """--offline-chars (`given` on the command line) sizes the generated corpus
+    alone: with another corpus, or a file, it would be ignored, so it is refused."""
+    if given and (args.path or args.corpus != "offline"):
+        other = (f"--path {args.path} is read whole" if args.path else
+                 f"--corpus {args.corpus} is " + ("read whole" if args.corpus ==
+                                                   "text8" else
+                                                   "generated at its own size"))
+        raise UsageError(f"--offline-chars sizes the generated offline corpus; "
+                         f"{other}; drop it")
+
+
 def load_corpus(args, cfg, prog: str):
     """(train tokens, validation tokens, corpus record); checks the sizes."""
     check_not_empty(args.path)

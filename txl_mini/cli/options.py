@@ -202,6 +202,13 @@ def check_seed(seed) -> None:
         raise UsageError(f"--seed must be between 0 and {SEED_MAX}, got {seed}")
 
 
+def given(parser: argparse.ArgumentParser, argv) -> set[str]:
+    """The options on the command line `argv` (their dests), not left at defaults."""
+    for action in parser._actions:
+        action.default = argparse.SUPPRESS
+    return set(vars(parser.parse_args(argv)))
+
+
 def check_at_least(args, lows: dict[str, int]) -> None:
     """Each option in `lows` (by attribute name) is None or >= its lower bound."""
     for name, low in lows.items():

@@ -20,7 +20,7 @@ from ..data import CORPORA, MAX_OFFLINE_CHARS, OFFLINE_CHARS, TEXT8_CHARS
 from ..text8 import DataError
 from ..train import TrainConfig
 from . import rundir, stop
-from .corpus import load_corpus
+from .corpus import check_offline_chars, load_corpus
 from .ddp import any_rank, rank_world
 from .memory import check_memory
 from .options import (
@@ -32,6 +32,7 @@ from .options import (
     check_seed,
     fail,
     flag,
+    given,
     model_config,
     pick_device,
     preset_help,
@@ -61,8 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
     add("--path", help="local text8(.zip) for --corpus text8; any text file for "
         "--corpus offline (normalized to a-z and space, split 90/5/5; stored as an "
         "absolute path)")
-    add("--offline-chars", type=int, default=OFFLINE_CHARS,
-        help=f"size of the generated corpus (at most {MAX_OFFLINE_CHARS:,})")
+    add("--offline-chars", type=int, default=OFFLINE_CHARS, help="size of the "
+        f"generated corpus, --corpus offline without --path (at most "
+        f"{MAX_OFFLINE_CHARS:,})")
     add("--steps", type=int, default=500, help="optimizer updates (one segment each)")
     add("--batch-size", type=int, default=16,
         help="B parallel streams (all processes together)")
@@ -132,6 +134,7 @@ def main(argv=None, on_step=None) -> int:
     try:
         saved = restore_options(args, argv, build_parser()) if args.resume else None
         check_values(args)
+        check_offline_chars(args, "offline_chars" in given(build_parser(), argv))
         if args.path is not None:  # a resume or evaluate from elsewhere finds it
             args.path = os.path.abspath(os.path.expanduser(args.path))
         set_threads(args.threads)
