@@ -2,12 +2,13 @@
 leaving nothing behind (issue 31's second probe: values, bench, data offline;
 subprocesses; each case failed before its fix)."""
 
+import os
 import subprocess
 import sys
 
 import pytest
 from cli_text import words
-from test_cli_faults import ENV, py, tiny
+from test_cli_faults import ENV, ROOT, py, tiny
 
 PROG = "python -m txl_mini"
 HUGE = "100000000000000000000"  # 1e20: past torch's int64
@@ -151,3 +152,15 @@ def test_offline_chars_with_another_corpus_is_refused(d, tmp_path, corpus, what)
         f"{PROG} train: error: --offline-chars sizes the generated offline corpus; "
         f"{what.replace('{d}', str(d))}; drop it")
     assert not (tmp_path / "r").exists()
+
+
+# -- 25. sample's corpus of a book checkpoint ------------------------------------------
+
+def test_sample_names_a_book_checkpoints_corpus(tmp_path):
+    """'(corpus: {'n_chars': 2000000, 'seed': 0, 'distanc)': the generator's settings,
+    cut off at 40 characters, where evaluate says 'names'."""
+    ckpt = os.path.join(ROOT, "book", "zoo", "ch6_xl_s0.pt")
+    res = txl("sample", ckpt, "--chars", "5", "--threads", "1")
+    assert res.returncode == 0, res.stderr
+    assert res.stderr.splitlines()[0] == (
+        f"TransformerXL from {ckpt} (corpus: names); key/value cache")

@@ -7,12 +7,11 @@ import json
 import math
 import os
 
-from ..corpus import BOOK_CORPORA
 from ..data import CORPORA, OFFLINE_CHARS, load_corpus_split
 from ..evaluate import evaluate_segments, evaluate_sliding_window
 from ..text8 import DataError
 from . import plural
-from .checkpoints import open_checkpoint
+from .checkpoints import corpus_name, open_checkpoint
 from .corpus import check_not_empty, check_text_file, option_names
 from .memory import check_memory
 from .options import (
@@ -62,10 +61,7 @@ def corpus_of(args, meta: dict, path: str) -> tuple[str, str | None]:
     book's checkpoints record their corpus' generator settings, one of BOOK_CORPORA."""
     if args.corpus or args.path:
         return args.corpus or "offline", args.path
-    corpus = meta.get("corpus", "offline")
-    if isinstance(corpus, dict):
-        same = json.loads(json.dumps(corpus))  # tuples as lists, as in BOOK_CORPORA
-        corpus = next((n for n, c in BOOK_CORPORA.items() if c == same), corpus)
+    corpus = corpus_name(meta.get("corpus", "offline"))
     if corpus not in CORPORA:
         what = str(corpus) if len(str(corpus)) <= 60 else str(corpus)[:57] + "..."
         raise UsageError(f"{path} was trained on a corpus evaluate cannot rebuild "
