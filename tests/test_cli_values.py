@@ -164,3 +164,16 @@ def test_sample_names_a_book_checkpoints_corpus(tmp_path):
     assert res.returncode == 0, res.stderr
     assert res.stderr.splitlines()[0] == (
         f"TransformerXL from {ckpt} (corpus: names); key/value cache")
+
+
+# -- 26. the smaller ones ------------------------------------------------------------
+
+def test_a_model_too_big_at_any_batch_is_blamed_on_its_size(d, tmp_path):
+    """'--n-layer 10000000' (a huge --d-model, --d-head) was refused with 'lower
+    --batch-size, --seg-len or --mem-len', though even one stream would not fit."""
+    res = txl("train", *tiny(str(d / "text.txt"), tmp_path / "big"), "--n-layer",
+              "10000000")
+    line = one_line(res, 2)
+    assert line.endswith("; lower the model's size (--d-model, --d-inner, --n-layer, "
+                         "--n-head or --d-head), --seg-len or --mem-len"), line
+    assert "10,000,000 layers" in line and not (tmp_path / "big").exists()

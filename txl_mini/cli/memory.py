@@ -54,7 +54,10 @@ def memory_estimate(cfg: ModelConfig, batch_size: int, mem_len: int,
 
 
 def check_memory(cfg: ModelConfig, batch_size: int, mem_len: int, training: bool,
-                 device: torch.device, run_size: str = RUN_SIZE) -> None:
+                 device: torch.device, run_size: str = RUN_SIZE,
+                 model_size: str | None = None) -> None:
+    """Refuse what cannot fit, advising the options behind it: `run_size`, or the
+    model's `model_size` (train's options) where even one stream would not fit."""
     need, parts = memory_estimate(cfg, batch_size, mem_len, training)
     if device.type == "cuda":
         have = torch.cuda.get_device_properties(device).total_memory
@@ -66,9 +69,21 @@ def check_memory(cfg: ModelConfig, batch_size: int, mem_len: int, training: bool
     if need > have:
         gib = 2**30
         detail = ", ".join(f"{name} {b / gib:,.1f} GiB" for name, b in parts)
-        largest = max(parts, key=lambda p: p[1])[0]
-        fix = ("--shaw-clip" if largest.startswith("Shaw") else
-               MODEL_SIZE if largest.startswith("weights") else run_size)
+        one = memory_estimate(cfg, 1, mem_len, training)[0]  # a single stream
+        fix = _advice(max(parts, key=lambda p: p[1])[0], one > have, run_size,
+                      model_size)
         raise UsageError(
             f"this needs roughly {need / gib:,.1f} GiB ({detail}), more than the "
             f"{have / gib:,.1f} GiB of {device.type} memory here; lower {fix}")
+
+
+def _advice(largest: str, one_too_big: bool, run_size: str, model_size) -> str:
+    """What to lower, from the largest part and whether one stream is too much."""
+    if largest.startswith("Shaw"):
+        return "--shaw-clip"
+    if not model_size or not (one_too_big or largest.startswith("weights")):
+        return run_size
+    model = f"the model's size ({model_size})"
+    if largest.startswith("weights"):
+        return model
+    return f"{model}, --seg-len or --mem-len"

@@ -22,7 +22,7 @@ from ..train import TrainConfig
 from . import rundir, stop
 from .corpus import check_offline_chars, load_corpus
 from .ddp import any_rank, rank_world
-from .memory import check_memory
+from .memory import MODEL_SIZE, check_memory
 from .options import (
     Parser,
     UsageError,
@@ -152,7 +152,8 @@ def main(argv=None, on_step=None) -> int:
             raise UsageError(f"--batch-size {args.batch_size} must be divisible by "
                              f"the {world} processes")
         M = 0 if args.vanilla else cfg.mem_len
-        check_memory(cfg, args.batch_size // world, M, True, device)
+        check_memory(cfg, args.batch_size // world, M, True, device,
+                     model_size=MODEL_SIZE)
         last = read_last(args.resume, saved, args.steps, device) if saved else None
         at = last["extra"]["step"] if last else 0
         if args.pause_at is not None and args.pause_at <= at:
