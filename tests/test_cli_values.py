@@ -177,3 +177,17 @@ def test_a_model_too_big_at_any_batch_is_blamed_on_its_size(d, tmp_path):
     assert line.endswith("; lower the model's size (--d-model, --d-inner, --n-layer, "
                          "--n-head or --d-head), --seg-len or --mem-len"), line
     assert "10,000,000 layers" in line and not (tmp_path / "big").exists()
+
+
+@pytest.mark.parametrize("extra, line", [
+    (["--seed", "-1"], "--seed must be between 0 and 9223372036854774783, got -1"),
+    (["--seed", str(2**64)], "--seed must be between 0 and 9223372036854774783, got "
+     f"{2**64}"),
+    (["--distances", "64,256,64"], "--distances 64,256,64: 64 is given twice"),
+])
+def test_data_offline_refuses_what_train_refuses(tmp_path, extra, line):
+    """'data offline --seed -1' (or 2**64) wrote a corpus train cannot make (train
+    refuses such seeds); '--distances 64,64' listed distance 64 twice."""
+    res = txl("data", "offline", "--out", tmp_path / "c.txt", "--chars", "2000", *extra)
+    assert one_line(res, 2) == f"{PROG} data: error: {line}"
+    assert list(tmp_path.iterdir()) == []

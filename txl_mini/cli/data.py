@@ -15,7 +15,7 @@ from ..files import remove_stale_temps
 from ..text8 import TEXT8_CHARS, DataError, load_text8
 from . import plural
 from .corpus import option_names
-from .options import Parser, UsageError, check_output, command
+from .options import Parser, UsageError, check_output, check_seed, command
 from .paths import refuse_empty
 
 # A temporary file of ours untouched this long is dead: a live write renames its own
@@ -60,6 +60,11 @@ def _cmd_offline(args: argparse.Namespace) -> None:
     if not 1000 <= args.chars <= MAX_OFFLINE_CHARS:
         raise UsageError(f"--chars must be between 1,000 and {MAX_OFFLINE_CHARS:,} "
                         f"(text8's size), got {args.chars:,}")
+    check_seed(args.seed)  # the seeds train takes, so train can make this corpus
+    twice = [d for d in args.distances if args.distances.count(d) > 1]
+    if twice:  # planted and listed twice over, as two distances
+        raise UsageError(f"--distances {','.join(map(str, args.distances))}: "
+                         f"{twice[0]} is given twice")
     short = [d for d in args.distances if d < MIN_DISTANCE]
     if short:  # the generator's own ValueError would name its argument, exit 1
         raise UsageError(f"--distances {short[0]}: a distance must be >= "
