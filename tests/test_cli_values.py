@@ -191,3 +191,23 @@ def test_data_offline_refuses_what_train_refuses(tmp_path, extra, line):
     res = txl("data", "offline", "--out", tmp_path / "c.txt", "--chars", "2000", *extra)
     assert one_line(res, 2) == f"{PROG} data: error: {line}"
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("extra, line", [
+    (["--vanilla"], "--no-cache: a vanilla checkpoint has no key/value cache; drop it"),
+    (["--mode", "sliding"], "--no-cache: the sliding window has no key/value cache; "
+     "drop it"),
+    (["--mem-len", "0"], "--no-cache: with M=0 there is no memory to cache; drop it"),
+])
+def test_evaluate_refuses_no_cache_where_there_is_none(d, tmp_path, extra, line):
+    """'evaluate VANILLA --no-cache' (the sliding window, no memory) evaluated as
+    without it: an option silently a no-op, where evaluate refuses the others."""
+    run = d / "r"
+    if extra == ["--vanilla"]:
+        run = tmp_path / "v"
+        res = txl("train", *tiny(str(d / "text.txt"), run), "--vanilla")
+        assert res.returncode == 0, res.stderr
+        extra = []
+    res = txl("evaluate", run, "--no-cache", "--threads", "1", *extra)
+    assert one_line(res, 2) == f"{PROG} evaluate: error: {line}"
+    assert res.stdout == ""

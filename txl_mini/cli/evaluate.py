@@ -81,6 +81,12 @@ def settings(args, model) -> tuple[str, int, int, dict]:
     cfg = model.cfg
     M = 0 if vanilla or mode == "sliding" else (
         cfg.mem_len if args.mem_len is None else args.mem_len)
+    if args.no_cache:  # the cache holds XL's memory: else --no-cache does nothing
+        none = ("a vanilla checkpoint has no key/value cache" if vanilla else
+                "the sliding window has no key/value cache" if mode == "sliding" else
+                "with M=0 there is no memory to cache" if M == 0 else None)
+        if none:
+            raise UsageError(f"--no-cache: {none}; drop it")
     # the checks train makes of its options (cli/settings.py), here of these options
     # and the checkpoint's same_length; a no-op it was trained with is no reason to
     # refuse it
