@@ -211,3 +211,16 @@ def test_evaluate_refuses_no_cache_where_there_is_none(d, tmp_path, extra, line)
     res = txl("evaluate", run, "--no-cache", "--threads", "1", *extra)
     assert one_line(res, 2) == f"{PROG} evaluate: error: {line}"
     assert res.stdout == ""
+
+
+def test_data_stats_counts_bytes_as_bytes(tmp_path):
+    """'data stats' of UTF-8 text said '14 chars' for the 12 characters of 'héllo
+    wörld\\n': it counts bytes (as train reads a --path: one character per byte)."""
+    f = tmp_path / "u.txt"
+    f.write_text("héllo wörld\n", encoding="utf-8")
+    res = txl("data", "stats", f)
+    assert res.returncode == 0, res.stderr
+    first, *rest = res.stdout.splitlines()
+    assert first.startswith(f"{f}: 14 bytes, 2 words, 5 outside the text8 alphabet")
+    assert rest[-1] == ("  not ASCII: train reads a file one byte per character, as "
+                        "counted here; a byte outside a-z and A-Z becomes a space")

@@ -23,7 +23,7 @@ from .paths import refuse_empty
 STALE_TEMP_S = 60
 
 
-def _print_stats(text: str, label: str) -> None:
+def _print_stats(text: str, label: str, unit: str = "char") -> None:
     # (N,)
     raw = np.frombuffer(text.encode("latin-1", errors="replace"), dtype=np.uint8)
     counts = np.bincount(raw, minlength=256)
@@ -34,7 +34,7 @@ def _print_stats(text: str, label: str) -> None:
     )
     p = counts[counts > 0] / max(raw.size, 1)
     top = sorted(((int(counts[ord(c)]), c) for c in TEXT8_CHARS), reverse=True)[:8]
-    print(f"{label}: {plural(raw.size, 'char')}, {plural(n_words, 'word')}, "
+    print(f"{label}: {plural(raw.size, unit)}, {plural(n_words, 'word')}, "
           f"{raw.size - in_alphabet:,} outside the text8 alphabet, "
           f"unigram entropy {0.0 - (p * np.log2(p)).sum():.3f} bits/char")
     print("  most frequent: "
@@ -52,7 +52,11 @@ def _cmd_text8(args: argparse.Namespace) -> None:
 
 def _cmd_stats(args: argparse.Namespace) -> None:
     refuse_empty(("the file argument", args.file))
-    _print_stats(read_text_file(args.file), args.file)
+    text = read_text_file(args.file)  # one character per byte, as train reads it
+    _print_stats(text, args.file, "char" if text.isascii() else "byte")
+    if not text.isascii():  # UTF-8 letters are two bytes or more: say what is counted
+        print("  not ASCII: train reads a file one byte per character, as counted "
+              "here; a byte outside a-z and A-Z becomes a space")
 
 
 def _cmd_offline(args: argparse.Namespace) -> None:
