@@ -25,8 +25,8 @@ def shaw_rows(cfg: ModelConfig) -> int:
 
 
 def memory_estimate(cfg: ModelConfig, batch_size: int, mem_len: int,
-                    training: bool) -> tuple[int, list[tuple[str, int]]]:
-    """Rough bytes one step needs, and its parts (name, bytes), for a refusal.
+                    training: bool) -> tuple[int, list[tuple[str, int, str]]]:
+    """Rough bytes one step needs, and its parts (name, bytes, for what).
 
     Per layer the attention scores (B, H, L, K) exist a few times over (scores,
     probabilities and, in training, their gradients), plus about a dozen (B, L, C)
@@ -44,13 +44,14 @@ def memory_estimate(cfg: ModelConfig, batch_size: int, mem_len: int,
     attn = 4 * (4 if training else 2) * B * H * L * K * cfg.n_layer
     acts = 4 * B * L * (12 * C + 3 * cfg.d_inner + 3 * H * cfg.d_head) * cfg.n_layer
     acts += 4 * B * M * C * cfg.n_layer + 4 * 3 * B * L * cfg.vocab_size
-    parts = [(f"attention scores for B={B} x H={H} x L={L} x K={K} x "
-              f"{plural(cfg.n_layer, 'layer')}", attn),
-             ("other activations", acts),
-             (f"weights{' + Adam' if training else ''}", per_param * n_params)]
+    # (name, bytes, what they are for)
+    parts = [("attention scores", attn, f" for B={B} x H={H} x L={L} x K={K} x "
+              f"{plural(cfg.n_layer, 'layer')}"),
+             ("other activations", acts, ""),
+             (f"weights{' + Adam' if training else ''}", per_param * n_params, "")]
     if table:
-        parts.append((f"Shaw tables of {shaw_rows(cfg):,} rows", table))
-    return sum(b for _, b in parts), parts
+        parts.append(("Shaw tables", table, f" of {shaw_rows(cfg):,} rows"))
+    return sum(p[1] for p in parts), parts
 
 
 def check_memory(cfg: ModelConfig, batch_size: int, mem_len: int, training: bool,
@@ -68,7 +69,8 @@ def check_memory(cfg: ModelConfig, batch_size: int, mem_len: int, training: bool
             have = 1 << 45  # unknown: do not refuse
     if need > have:
         gib = 2**30
-        detail = ", ".join(f"{name} {b / gib:,.1f} GiB" for name, b in parts)
+        detail = ", ".join(f"{name} {b / gib:,.1f} GiB{what}"
+                           for name, b, what in parts)
         one = memory_estimate(cfg, 1, mem_len, training)[0]  # a single stream
         fix = _advice(max(parts, key=lambda p: p[1])[0], one > have, run_size,
                       model_size)
