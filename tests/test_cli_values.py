@@ -224,3 +224,15 @@ def test_data_stats_counts_bytes_as_bytes(tmp_path):
     assert first.startswith(f"{f}: 14 bytes, 2 words, 5 outside the text8 alphabet")
     assert rest[-1] == ("  not ASCII: train reads a file one byte per character, as "
                         "counted here; a byte outside a-z and A-Z becomes a space")
+
+
+def test_resume_with_other_threads_notes_with_the_prefix(d, tmp_path):
+    """'note: the run trained with --threads 1; ...' was the only line of train's
+    without 'python -m txl_mini train: ' before it."""
+    run = tmp_path / "p"
+    assert txl("train", *tiny(str(d / "text.txt"), run, steps=3),
+               "--pause-at", "2").returncode == 0
+    res = txl("train", "--resume", run, "--threads", "2")
+    assert res.returncode == 0, res.stderr
+    assert res.stderr.startswith(f"{PROG} train: note: the run trained with --threads "
+                                 "1; with 2 it continues, but not bitwise"), res.stderr
