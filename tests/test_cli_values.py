@@ -236,3 +236,19 @@ def test_resume_with_other_threads_notes_with_the_prefix(d, tmp_path):
     assert res.returncode == 0, res.stderr
     assert res.stderr.startswith(f"{PROG} train: note: the run trained with --threads "
                                  "1; with 2 it continues, but not bitwise"), res.stderr
+
+
+@pytest.mark.parametrize("command", ["train", "evaluate"])
+def test_a_path_too_large_is_one_line(d, tmp_path, command):
+    """A 3 GB --path of zeros printed the 'only 0% ... letters' warning, then the
+    error that the file is too large: two lines for one fault. (A sparse file: no
+    disk space.)"""
+    big = tmp_path / "big.txt"
+    with open(big, "wb") as f:
+        f.truncate(3 * 2**30)
+    argv = (["train", "--preset", "tiny", "--run-dir", tmp_path / "r"]
+            if command == "train" else ["evaluate", d / "r"])
+    res = txl(*argv, "--path", big, "--threads", "1")
+    assert one_line(res, 1) == (
+        f"{PROG} {command}: error: {big} has 3,221,225,472 bytes, more than the "
+        "1,000,000,000 a corpus file may have; cut it")

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 import numpy as np
 import torch
 
-from ..data import CharVocab, corpus_splits
+from ..data import MAX_TEXT_BYTES, CharVocab, corpus_splits
 from ..text8 import DataError
 from . import plural
 from .options import UsageError
@@ -45,6 +45,8 @@ def option_names():
 
 def check_text_file(path: str, prog: str) -> None:
     """A --path for the offline corpus: warn when it hardly looks like text."""
+    if os.path.getsize(path) > MAX_TEXT_BYTES:  # refused when read: that line alone
+        return
     with open(path, "rb") as f:
         head = np.frombuffer(f.read(1 << 20), dtype=np.uint8)  # the first MiB
     if head.size == 0:
