@@ -41,7 +41,12 @@ def sample_next(logits: torch.Tensor, temperature: float = 1.0,
         raise ValueError("the model's logits are NaN: its weights are broken")
     if temperature == 0:
         return logits.argmax(dim=-1)  # (B,)
-    logits = logits / temperature
+    scaled = logits / temperature
+    if not torch.isfinite(scaled).all():
+        # T so small that logits / T overflow (1e-38 in float32; 1e-300 is 0 there):
+        # the limit of T -> 0, greedy, as for 0 itself
+        return logits.argmax(dim=-1)  # (B,)
+    logits = scaled
     if top_k is not None and top_k < logits.shape[-1]:
         kth = logits.topk(top_k, dim=-1).values[:, -1:]  # (B, 1) the k-th largest
         logits = logits.masked_fill(logits < kth, float("-inf"))

@@ -21,10 +21,12 @@ from contextlib import nullcontext
 
 import torch
 
+from ..config import preset
 from ..files import atomic_path
-from .bench_eval import EVAL_LENS, bench_eval, format_eval, memory_flatness
+from .bench_eval import EVAL_LENS, SHAPES, bench_eval, format_eval, memory_flatness
 from .bench_profile import format_profile, profile_step
 from .bench_train import bench_training, matmul_flops, train_config
+from .memory import check_memory
 from .options import (
     Parser,
     UsageError,
@@ -51,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     add("--device", default="auto", choices=("auto", "cpu", "cuda"),
         help="auto: cuda if available, else cpu")
     add("--threads", type=int, default=1, help="torch CPU threads")
-    add("--batch", type=int, default=16, help="training batch size")
+    add("--batch", type=int, help="training batch size (default: 16; --quick: 4)")
     add("--eval-batch", type=int, default=1,
         help="evaluation batch size, the same for XL and the vanilla window")
     add("--rounds", type=int, help="interleaved timing rounds (default: 5; --quick: 2)")
@@ -83,6 +85,7 @@ def check_args(args) -> torch.device:
                           "steps": 1, "max_attn_len": min(EVAL_LENS),
                           "long_segments": 20})
     set_threads(args.threads)
+    args.batch = args.batch or (4 if args.quick else 16)  # a given one, also --quick's
     refuse_empty(("--json", args.json))  # else '' wrote no JSON, silently
     if args.json:
         check_json_path(args.json)
@@ -91,7 +94,34 @@ def check_args(args) -> torch.device:
         device = torch.device("cpu")
     if args.profile and device.type != "cpu":
         raise UsageError("--profile splits CPU time: use it with --device cpu")
+    check_bench_memory(args, device)
     return device
+
+
+def check_bench_memory(args, device: torch.device) -> None:
+    """The two sizes a user sets, each against memory before minutes of benchmarks:
+    training at --batch, and the book-shape evaluation's longest attention length at
+    --eval-batch (the vanilla window, of A keys for each of its A queries, needs the
+    most). The paper's shape runs at batch 1, the memory flatness on a small model."""
+    cfg = train_config(args.quick)
+    try:
+        check_memory(cfg, args.batch, cfg.mem_len, True, device, run_size="--batch")
+    except UsageError as e:
+        raise UsageError(f"training (--batch {args.batch}): {e}") from None
+    A = max_attn_len(args)
+    window = preset(SHAPES["book"][0]).replace(seg_len=A)
+    try:
+        check_memory(window, args.eval_batch, 0, False, device,
+                     run_size="--eval-batch or --max-attn-len")
+    except UsageError as e:
+        raise UsageError(f"evaluation at attention length {A} (--eval-batch "
+                         f"{args.eval_batch}): {e}") from None
+
+
+def max_attn_len(args) -> int:
+    """The longest attention length evaluated: of EVAL_LENS, at most --max-attn-len."""
+    top = args.max_attn_len or (1024 if args.quick else max(EVAL_LENS))
+    return max(a for a in EVAL_LENS if a <= top)
 
 
 @command(PROG)
@@ -118,11 +148,10 @@ def run_bench(args, device: torch.device) -> dict:
 
     progress = not args.quiet
     cfg = train_config(args.quick)
-    batch = 4 if args.quick else args.batch
+    batch = args.batch
     rounds = args.rounds or (2 if args.quick else 5)
     steps = args.steps or (2 if args.quick else 3)
-    max_len = args.max_attn_len or (1024 if args.quick else max(EVAL_LENS))
-    lens = [a for a in EVAL_LENS if a <= max_len]
+    lens = [a for a in EVAL_LENS if a <= max_attn_len(args)]
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else _cpu_name()
     print(f"device: {device} ({name}), torch threads: {torch.get_num_threads()}, "
           f"autocast: {amp_dtype}, compile: {args.compile}")

@@ -18,6 +18,7 @@ import torch
 
 from ..checkpoint import load_checkpoint
 from ..config import ModelConfig
+from ..corpus import BOOK_CORPORA
 from .options import UsageError, pick_device, set_threads
 
 NoneType = type(None)
@@ -31,6 +32,16 @@ EXTRA = {"step": (int, "a step count"), "pos": (int, "a position in the streams"
          "best": ((int, float, NoneType), "a bpc or null"),
          "val_pending": (bool, "true or false"),
          "ranks": (list, "a list of each process' state")}
+
+
+def corpus_name(corpus):
+    """meta's corpus as its name: the book's checkpoints record their corpus'
+    generator settings, one of BOOK_CORPORA's; other records are returned as they
+    are."""
+    if isinstance(corpus, dict):
+        same = json.loads(json.dumps(corpus))  # tuples as lists, as in BOOK_CORPORA
+        return next((n for n, c in BOOK_CORPORA.items() if c == same), corpus)
+    return corpus
 
 
 def open_checkpoint(args) -> tuple:

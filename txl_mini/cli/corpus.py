@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from ..corpus import BOOK_CORPORA
-from ..data import OFFLINE_CHARS, CharVocab, corpus_splits
+from ..data import MAX_TEXT_BYTES, OFFLINE_CHARS, CharVocab, corpus_splits
 from ..text8 import DataError
 from . import plural
 from .options import UsageError, rank_zero
@@ -46,6 +46,8 @@ def option_names():
 
 def check_text_file(path: str, prog: str) -> None:
     """A --path for the offline corpus: warn when it hardly looks like text."""
+    if os.path.getsize(path) > MAX_TEXT_BYTES:  # refused when read: that line alone
+        return
     with open(path, "rb") as f:
         head = np.frombuffer(f.read(1 << 20), dtype=np.uint8)  # the first MiB
     if head.size == 0:
@@ -56,6 +58,18 @@ def check_text_file(path: str, prog: str) -> None:
         print(f"{prog}: warning: only {letters:.0%} of {path}'s first MiB are letters "
               "a-z/A-Z; everything else becomes a space. Is it a text file?",
               file=sys.stderr)
+
+
+def check_offline_chars(args, given: bool) -> None:
+    """--offline-chars (`given` on the command line) sizes the generated corpus
+    alone: with another corpus, or a file, it would be ignored, so it is refused."""
+    if given and (args.path or args.corpus != "offline"):
+        other = (f"--path {args.path} is read whole" if args.path else
+                 f"--corpus {args.corpus} is " + ("read whole" if args.corpus ==
+                                                   "text8" else
+                                                   "generated at its own size"))
+        raise UsageError(f"--offline-chars sizes the generated offline corpus; "
+                         f"{other}; drop it")
 
 
 def load_corpus(args, cfg, prog: str, trained: dict | None = None):

@@ -15,7 +15,7 @@ from ..files import remove_stale_temps
 from ..text8 import TEXT8_CHARS, DataError, load_text8
 from . import plural
 from .corpus import option_names
-from .options import Parser, UsageError, check_output, command
+from .options import Parser, UsageError, check_output, check_seed, command
 from .paths import not_a_folder, refuse_empty
 
 # A temporary file of ours untouched this long is dead: a live write renames its own
@@ -23,7 +23,7 @@ from .paths import not_a_folder, refuse_empty
 STALE_TEMP_S = 60
 
 
-def _print_stats(text: str, label: str) -> None:
+def _print_stats(text: str, label: str, unit: str = "char") -> None:
     # (N,)
     raw = np.frombuffer(text.encode("latin-1", errors="replace"), dtype=np.uint8)
     counts = np.bincount(raw, minlength=256)
@@ -34,7 +34,7 @@ def _print_stats(text: str, label: str) -> None:
     )
     p = counts[counts > 0] / max(raw.size, 1)
     top = sorted(((int(counts[ord(c)]), c) for c in TEXT8_CHARS), reverse=True)[:8]
-    print(f"{label}: {plural(raw.size, 'char')}, {plural(n_words, 'word')}, "
+    print(f"{label}: {plural(raw.size, unit)}, {plural(n_words, 'word')}, "
           f"{raw.size - in_alphabet:,} outside the text8 alphabet, "
           f"unigram entropy {0.0 - (p * np.log2(p)).sum():.3f} bits/char")
     print("  most frequent: "
@@ -52,7 +52,11 @@ def _cmd_text8(args: argparse.Namespace) -> None:
 
 def _cmd_stats(args: argparse.Namespace) -> None:
     refuse_empty(("the file argument", args.file))
-    _print_stats(read_text_file(args.file), args.file)
+    text = read_text_file(args.file)  # one character per byte, as train reads it
+    _print_stats(text, args.file, "char" if text.isascii() else "byte")
+    if not text.isascii():  # UTF-8 letters are two bytes or more: say what is counted
+        print("  not ASCII: train reads a file one byte per character, as counted "
+              "here; a byte outside a-z and A-Z becomes a space")
 
 
 def _cmd_offline(args: argparse.Namespace) -> None:
@@ -60,10 +64,18 @@ def _cmd_offline(args: argparse.Namespace) -> None:
     if not 1000 <= args.chars <= MAX_OFFLINE_CHARS:
         raise UsageError(f"--chars must be between 1,000 and {MAX_OFFLINE_CHARS:,} "
                         f"(text8's size), got {args.chars:,}")
+    check_seed(args.seed)  # the seeds train takes, so train can make this corpus
+    twice = [d for d in args.distances if args.distances.count(d) > 1]
+    if twice:  # planted and listed twice over, as two distances
+        raise UsageError(f"--distances {','.join(map(str, args.distances))}: "
+                         f"{twice[0]} is given twice")
     short = [d for d in args.distances if d < MIN_DISTANCE]
     if short:  # the generator's own ValueError would name its argument, exit 1
         raise UsageError(f"--distances {short[0]}: a distance must be >= "
                          f"{MIN_DISTANCE} (a name plus filler)")
+    # a planting spans its distance and a name, so one as long as the corpus never
+    # fits; refused before the generator writes a filler of that length
+    _refuse_far([d for d in args.distances if d >= args.chars], args.chars)
     outs = [(o, p) for o, p in (("--out", args.out), ("--deps-out", args.deps_out))
             if p is not None]
     real = [check_output(path, opt) for opt, path in outs]
@@ -84,9 +96,7 @@ def _cmd_offline(args: argparse.Namespace) -> None:
     corpus = make_offline_corpus(args.chars, seed=args.seed, distances=args.distances)
     planted = {x.distance for x in corpus.deps}
     empty = [d for d in corpus.distances if d not in planted]
-    if empty:  # before anything is written
-        raise UsageError(f"--distances {empty[0]}: no name fits that far apart in "
-                        f"{args.chars:,} characters; lower it or raise --chars")
+    _refuse_far(empty, args.chars)  # before anything is written
     try:
         write_offline_corpus(corpus, args.out, deps_path=args.deps_out)
     except OSError as e:  # a full disk: what it could not write (nothing replaced)
@@ -101,6 +111,12 @@ def _cmd_offline(args: argparse.Namespace) -> None:
     if args.deps_out:
         print("dependencies (cue, target, length, distance) written to "
               f"{args.deps_out}")
+
+
+def _refuse_far(distances: list[int], chars: int) -> None:
+    if distances:
+        raise UsageError(f"--distances {distances[0]}: no name fits that far apart "
+                         f"in {chars:,} characters; lower it or raise --chars")
 
 
 def _same_file(a: str, b: str) -> bool:

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import re
+
 import torch
 import torch.distributed as dist
+
+from .options import UsageError
 
 
 def rank_world() -> tuple[int, int]:
@@ -30,3 +35,12 @@ def set_rng_state(state: dict, device: torch.device) -> None:
     torch.set_rng_state(state["torch"])
     if device.type == "cuda" and "cuda" in state:
         torch.cuda.set_rng_state(state["cuda"], device)
+
+
+def env_count(name: str, default: int) -> int:
+    """torchrun's WORLD_SIZE or LOCAL_RANK: a whole number, or one line."""
+    v = os.environ.get(name, str(default))
+    if not re.fullmatch(r"[0-9]+", v):
+        raise UsageError(f"{name}={v!r} in the environment is not a number of "
+                         "processes (torchrun sets it; unset it for one process)")
+    return int(v)

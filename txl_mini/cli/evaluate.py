@@ -7,12 +7,11 @@ import json
 import math
 import os
 
-from ..corpus import BOOK_CORPORA
 from ..data import CORPORA, OFFLINE_CHARS, load_corpus_split
 from ..evaluate import evaluate_segments, evaluate_sliding_window
 from ..text8 import DataError
 from . import plural
-from .checkpoints import open_checkpoint
+from .checkpoints import corpus_name, open_checkpoint
 from .corpus import check_not_empty, check_recorded, check_text_file, option_names
 from .memory import check_memory
 from .options import (
@@ -23,7 +22,7 @@ from .options import (
     command,
 )
 from .paths import refuse_empty
-from .settings import check_settings
+from .settings import check_distances, check_settings
 
 PROG = "python -m txl_mini evaluate"
 
@@ -62,10 +61,7 @@ def corpus_of(args, meta: dict, path: str) -> tuple[str, str | None]:
     book's checkpoints record their corpus' generator settings, one of BOOK_CORPORA."""
     if args.corpus or args.path:
         return args.corpus or "offline", args.path
-    corpus = meta.get("corpus", "offline")
-    if isinstance(corpus, dict):
-        same = json.loads(json.dumps(corpus))  # tuples as lists, as in BOOK_CORPORA
-        corpus = next((n for n, c in BOOK_CORPORA.items() if c == same), corpus)
+    corpus = corpus_name(meta.get("corpus", "offline"))
     if corpus not in CORPORA:
         what = str(corpus) if len(str(corpus)) <= 60 else str(corpus)[:57] + "..."
         raise UsageError(f"{path} was trained on a corpus evaluate cannot rebuild "
@@ -85,6 +81,12 @@ def settings(args, model) -> tuple[str, int, int, dict]:
     cfg = model.cfg
     M = 0 if vanilla or mode == "sliding" else (
         cfg.mem_len if args.mem_len is None else args.mem_len)
+    if args.no_cache:  # the cache holds XL's memory: else --no-cache does nothing
+        none = ("a vanilla checkpoint has no key/value cache" if vanilla else
+                "the sliding window has no key/value cache" if mode == "sliding" else
+                "with M=0 there is no memory to cache" if M == 0 else None)
+        if none:
+            raise UsageError(f"--no-cache: {none}; drop it")
     # the checkpoint's same_length needs memory: with --mem-len 0 there is none, so it
     # is dropped (no option turns it off). The sliding window keeps it: without mems
     # each query sees its last max(mem_len, 1) keys, the checkpoint's own mem_len
@@ -138,6 +140,7 @@ def main(argv=None) -> int:
     check_at_least(args, {"chars": 2, "batch_size": 1, "seg_len": 1, "mem_len": 0})
     if args.clamp_len is not None and (args.clamp_len < -1 or args.clamp_len == 0):
         raise UsageError(f"--clamp-len must be -1 (off) or >= 1, got {args.clamp_len}")
+    check_distances(args.clamp_len, None)
     model, meta, path, device = open_checkpoint(args)
     mode, L, M, changes = settings(args, model)
     cfg, B = model.cfg, args.batch_size

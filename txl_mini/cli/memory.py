@@ -10,36 +10,56 @@ from ..config import ModelConfig
 from . import plural
 from .options import UsageError
 
+# what to lower, by the part of the estimate that is the largest (the command's
+# option names; bench passes its own for the run's size)
+RUN_SIZE = "--batch-size, --seg-len or --mem-len"
+MODEL_SIZE = "--d-model, --d-inner, --n-layer, --n-head or --d-head"
+
+
+def shaw_rows(cfg: ModelConfig) -> int:
+    """Rows of each layer's Shaw table R_hat (MultiHeadAttention): k + 1; 0 unless
+    pos_enc is "shaw"."""
+    if cfg.pos_enc != "shaw":
+        return 0
+    return (cfg.shaw_clip if cfg.shaw_clip > 0 else cfg.seg_len + cfg.mem_len - 1) + 1
+
 
 def memory_estimate(cfg: ModelConfig, batch_size: int, mem_len: int,
-                    training: bool) -> tuple[int, str]:
-    """Rough bytes one step needs, and how they split, for a refusal before the work.
+                    training: bool) -> tuple[int, list[tuple[str, int, str]]]:
+    """Rough bytes one step needs, and its parts (name, bytes, for what).
 
     Per layer the attention scores (B, H, L, K) exist a few times over (scores,
     probabilities and, in training, their gradients), plus about a dozen (B, L, C)
     tensors and the feed-forward's (B, L, d_inner); training adds weights, gradients
-    and Adam's two moments. Good to a small factor, which is all a refusal needs.
+    and Adam's two moments, of Shaw's tables too. Good to a small factor, which is
+    all a refusal needs.
     """
     B, L, H, C = batch_size, cfg.seg_len, cfg.n_head, cfg.d_model
     M = mem_len
     K = L + M
+    per_param = 16 if training else 4
     n_params = cfg.n_layer * (4 * C * H * cfg.d_head + 2 * C * cfg.d_inner)
     n_params += cfg.vocab_size * C
-    weights = (16 if training else 4) * n_params
+    table = per_param * cfg.n_layer * shaw_rows(cfg) * H * cfg.d_head
     attn = 4 * (4 if training else 2) * B * H * L * K * cfg.n_layer
     acts = 4 * B * L * (12 * C + 3 * cfg.d_inner + 3 * H * cfg.d_head) * cfg.n_layer
     acts += 4 * B * M * C * cfg.n_layer + 4 * 3 * B * L * cfg.vocab_size
-    total = weights + attn + acts
-    gib = 2**30
-    return total, (f"attention scores {attn / gib:.1f} GiB for B={B} x H={H} x "
-                   f"L={L} x K={K} x {plural(cfg.n_layer, 'layer')}, other activations "
-                   f"{acts / gib:.1f} GiB, weights{' + Adam' if training else ''} "
-                   f"{weights / gib:.1f} GiB")
+    # (name, bytes, what they are for)
+    parts = [("attention scores", attn, f" for B={B} x H={H} x L={L} x K={K} x "
+              f"{plural(cfg.n_layer, 'layer')}"),
+             ("other activations", acts, ""),
+             (f"weights{' + Adam' if training else ''}", per_param * n_params, "")]
+    if table:
+        parts.append(("Shaw tables", table, f" of {shaw_rows(cfg):,} rows"))
+    return sum(p[1] for p in parts), parts
 
 
 def check_memory(cfg: ModelConfig, batch_size: int, mem_len: int, training: bool,
-                 device: torch.device) -> None:
-    need, detail = memory_estimate(cfg, batch_size, mem_len, training)
+                 device: torch.device, run_size: str = RUN_SIZE,
+                 model_size: str | None = None) -> None:
+    """Refuse what cannot fit, advising the options behind it: `run_size`, or the
+    model's `model_size` (train's options) where even one stream would not fit."""
+    need, parts = memory_estimate(cfg, batch_size, mem_len, training)
     if device.type == "cuda":
         have = torch.cuda.get_device_properties(device).total_memory
     else:
@@ -48,7 +68,24 @@ def check_memory(cfg: ModelConfig, batch_size: int, mem_len: int, training: bool
         except (ValueError, OSError, AttributeError):
             have = 1 << 45  # unknown: do not refuse
     if need > have:
+        gib = 2**30
+        detail = ", ".join(f"{name} {b / gib:,.1f} GiB{what}"
+                           for name, b, what in parts)
+        one = memory_estimate(cfg, 1, mem_len, training)[0]  # a single stream
+        fix = _advice(max(parts, key=lambda p: p[1])[0], one > have, run_size,
+                      model_size)
         raise UsageError(
-            f"this needs roughly {need / 2**30:,.1f} GiB ({detail}), more than the "
-            f"{have / 2**30:,.1f} GiB of {device.type} memory here; lower "
-            "--batch-size, --seg-len or --mem-len")
+            f"this needs roughly {need / gib:,.1f} GiB ({detail}), more than the "
+            f"{have / gib:,.1f} GiB of {device.type} memory here; lower {fix}")
+
+
+def _advice(largest: str, one_too_big: bool, run_size: str, model_size) -> str:
+    """What to lower, from the largest part and whether one stream is too much."""
+    if largest.startswith("Shaw"):
+        return "--shaw-clip"
+    if not model_size or not (one_too_big or largest.startswith("weights")):
+        return run_size
+    model = f"the model's size ({model_size})"
+    if largest.startswith("weights"):
+        return model
+    return f"{model}, --seg-len or --mem-len"

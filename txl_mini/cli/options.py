@@ -44,15 +44,6 @@ def rank_zero() -> bool:
     return not (world.isdigit() and int(world) > 1 and rank.isdigit() and int(rank))
 
 
-def env_count(name: str, default: int) -> int:
-    """torchrun's WORLD_SIZE or LOCAL_RANK: a whole number, or one line."""
-    v = os.environ.get(name, str(default))
-    if not re.fullmatch(r"[0-9]+", v):
-        raise UsageError(f"{name}={v!r} in the environment is not a number of "
-                         "processes (torchrun sets it; unset it for one process)")
-    return int(v)
-
-
 def command(prog: str, errors: tuple = ()):
     """Decorate a command's `main(argv) -> status`: Ctrl-C one line and 130 (SIGTERM:
     143), a UsageError one line and 2, one of `errors` one line and 1; no traceback."""
@@ -218,6 +209,13 @@ SEED_MAX = 2**63 - 1 - 1024  # torch's seed is a signed 64-bit int; ranks add th
 def check_seed(seed) -> None:
     if seed is not None and not 0 <= seed <= SEED_MAX:
         raise UsageError(f"--seed must be between 0 and {SEED_MAX}, got {seed}")
+
+
+def given(parser: argparse.ArgumentParser, argv) -> set[str]:
+    """The options on the command line `argv` (their dests), not left at defaults."""
+    for action in parser._actions:
+        action.default = argparse.SUPPRESS
+    return set(vars(parser.parse_args(argv)))
 
 
 def check_at_least(args, lows: dict[str, int]) -> None:

@@ -56,9 +56,9 @@ def restore_options(args, argv, parser: argparse.ArgumentParser, check) -> dict:
             f"--resume {args.resume}: cannot read config.json ({e})") from None
     was = saved.get("threads")
     if "threads" in given and was is not None and args.threads != was:
-        print(f"note: the run trained with --threads {was}; with {args.threads} it "
-              "continues, but not bitwise as it would have (floating-point sums "
-              "split differently)", file=sys.stderr)
+        print(f"python -m txl_mini train: note: the run trained with --threads {was}; "
+              f"with {args.threads} it continues, but not bitwise as it would have "
+              "(floating-point sums split differently)", file=sys.stderr)
     where = f"--resume {args.resume}: config.json"
     check_types(parser, saved, where, defaults)
     check_corpus(config, where)

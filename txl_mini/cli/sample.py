@@ -14,7 +14,7 @@ from ..data import CharVocab
 from ..model import VanillaTransformer
 from ..sample import generate
 from . import plural
-from .checkpoints import open_checkpoint
+from .checkpoints import corpus_name, open_checkpoint
 from .options import (
     Parser,
     UsageError,
@@ -76,8 +76,9 @@ def main(argv=None) -> int:
     use_cache = not args.no_cache and not isinstance(model, VanillaTransformer)
     how = "key/value cache" if use_cache else "re-running the window"
     if not args.quiet:
-        print(f"{type(model).__name__} from {path} "
-              f"(corpus: {str(meta.get('corpus', '?'))[:40]}); {how}", file=sys.stderr)
+        corpus = _shown(corpus_name(meta.get("corpus", "?")))
+        print(f"{type(model).__name__} from {path} (corpus: {corpus}); {how}",
+              file=sys.stderr)
     sys.stdout.write(args.prompt)
 
     def stream(i: int) -> None:
@@ -96,6 +97,12 @@ def main(argv=None) -> int:
         seconds = time.perf_counter() - start
         print(f"{plural(args.chars, 'character')} in {seconds:.2f} s", file=sys.stderr)
     return 0
+
+
+def _shown(corpus) -> str:
+    """A corpus name, or a record of another's settings cut to a readable length."""
+    text = str(corpus)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 if __name__ == "__main__":  # python -m txl_mini.cli.sample: the same command

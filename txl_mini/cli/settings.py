@@ -12,6 +12,21 @@ from __future__ import annotations
 
 from .options import UsageError
 
+# the farthest --clamp-len / --shaw-clip: no context that fits in memory reaches
+# it (a key that far back is 8 GiB of scores per head and layer); torch's int64
+# overflows far above it, and a Shaw table of that many rows is sized at once
+MAX_DISTANCE = 2**31 - 1
+
+
+def check_distances(clamp_len, shaw_clip) -> None:
+    """--clamp-len and --shaw-clip at most MAX_DISTANCE (None: not given); the lower
+    bounds are ModelConfig's (train) or evaluate's own."""
+    for name, v, off in (("clamp-len", clamp_len, "never clamps"),
+                         ("shaw-clip", shaw_clip, "L + M - 1")):
+        if v is not None and v > MAX_DISTANCE:
+            raise UsageError(f"--{name} must be <= {MAX_DISTANCE:,} (-1: {off}), "
+                             f"got {v:,}")
+
 
 def check_settings(model: str, pos_enc: str, M: int, *, vanilla: bool = False,
                    same_length: bool = False, clamp_len: int = -1, shaw_clip: int = -1,

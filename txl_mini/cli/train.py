@@ -20,9 +20,9 @@ from ..data import CORPORA, MAX_OFFLINE_CHARS, OFFLINE_CHARS, TEXT8_CHARS
 from ..text8 import DataError
 from ..train import TrainConfig
 from . import rundir, stop
-from .corpus import load_corpus
-from .ddp import any_rank, rank_world
-from .memory import check_memory
+from .corpus import check_offline_chars, load_corpus
+from .ddp import any_rank, env_count, rank_world
+from .memory import MODEL_SIZE, check_memory
 from .options import (
     Parser,
     UsageError,
@@ -30,9 +30,9 @@ from .options import (
     add_model_options,
     check_at_least,
     check_seed,
-    env_count,
     fail,
     flag,
+    given,
     model_config,
     pick_device,
     preset_help,
@@ -41,7 +41,7 @@ from .options import (
 from .paths import refuse_empty
 from .resume import Finished, read_last, restore_options
 from .run import Run, RunError
-from .settings import check_model_options
+from .settings import check_distances, check_model_options
 from .stdout import StdoutFailed
 
 PROG = "python -m txl_mini train"
@@ -64,8 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
     add("--path", help="local text8(.zip) for --corpus text8; any text file for "
         "--corpus offline (normalized to a-z and space, split 90/5/5; stored as an "
         "absolute path)")
-    add("--offline-chars", type=int, default=OFFLINE_CHARS,
-        help=f"size of the generated corpus (at most {MAX_OFFLINE_CHARS:,})")
+    add("--offline-chars", type=int, default=OFFLINE_CHARS, help="size of the "
+        f"generated corpus, --corpus offline without --path (at most "
+        f"{MAX_OFFLINE_CHARS:,})")
     add("--steps", type=int, default=500, help="optimizer updates (one segment each)")
     add("--batch-size", type=int, default=16,
         help="B parallel streams (all processes together)")
@@ -106,6 +107,7 @@ def check_values(args) -> None:
         if not (math.isfinite(v) and v > 0):
             raise UsageError(f"--{name} must be a finite number > 0, got {v}")
     check_seed(args.seed)
+    check_distances(args.clamp_len, args.shaw_clip)
     refuse_empty(*((flag(n), getattr(args, n)) for n in ("run_dir", "out", "path")))
     if args.offline_chars > MAX_OFFLINE_CHARS:
         raise UsageError(f"--offline-chars must be <= {MAX_OFFLINE_CHARS:,} (text8's "
@@ -137,6 +139,7 @@ def main(argv=None, on_step=None) -> int:
         saved = (restore_options(args, argv, build_parser(), check_values)
                  if args.resume else None)
         check_values(args)
+        check_offline_chars(args, "offline_chars" in given(build_parser(), argv))
         if args.path is not None:  # a resume or evaluate from elsewhere finds it
             args.path = os.path.abspath(os.path.expanduser(args.path))
         set_threads(args.threads)
@@ -154,7 +157,8 @@ def main(argv=None, on_step=None) -> int:
             raise UsageError(f"--batch-size {args.batch_size} must be divisible by "
                              f"the {world} processes")
         M = 0 if args.vanilla else cfg.mem_len
-        check_memory(cfg, args.batch_size // world, M, True, device)
+        check_memory(cfg, args.batch_size // world, M, True, device,
+                     model_size=MODEL_SIZE)
         last = read_last(args.resume, saved, args.steps, device) if saved else None
         at = last["extra"]["step"] if last else 0
         if args.pause_at is not None and args.pause_at <= at:
