@@ -11,3 +11,16 @@ def text(tmp_path):
     path = tmp_path / "corpus.txt"
     path.write_text(words(2000))
     return str(path)
+
+
+@pytest.fixture(scope="module")
+def paused(tmp_path_factory):
+    """A run paused at step 2 of 4, for tests to edit copies of (its config.json,
+    its last.pt)."""
+    from test_cli_faults import py, tiny
+
+    d = tmp_path_factory.mktemp("paused")
+    (d / "text.txt").write_text(words(2000))
+    assert py("-m", "txl_mini", "train", *tiny(str(d / "text.txt"), d / "r", steps=4),
+              "--pause-at", "2").returncode == 0
+    return d / "r"

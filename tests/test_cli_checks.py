@@ -107,16 +107,6 @@ def test_what_train_accepts_evaluate_accepts_with_the_same_settings(tmp_path):
 
 # -- finding 14: --out checked up front on a resumed run too ---------------------------
 
-@pytest.fixture(scope="module")
-def paused(tmp_path_factory):
-    """A run paused at step 2 of 4, for tests to edit copies of."""
-    d = tmp_path_factory.mktemp("paused")
-    (d / "text.txt").write_text(words(2000))
-    assert py("-m", "txl_mini", "train", *tiny(str(d / "text.txt"), d / "r", steps=4),
-              "--pause-at", "2").returncode == 0
-    return d / "r"
-
-
 def with_out(paused, tmp_path, out: str):
     """A copy of the paused run whose config.json records --out `out`."""
     r = tmp_path / "r"

@@ -26,6 +26,17 @@ def py(*args, **kw):
                           capture_output=True, timeout=300, **kw)
 
 
+def txl(*argv, **kw):
+    """`python -m txl_mini ARGV` in a subprocess."""
+    return py("-m", "txl_mini", *[str(a) for a in argv], **kw)
+
+
+def one_line(res, code: int) -> str:
+    """The single stderr line of a command that must exit with `code`."""
+    assert res.returncode == code and res.stderr.count("\n") == 1, res.stderr
+    return res.stderr.rstrip("\n")
+
+
 def tiny(text, run_dir, steps=2):
     return ["--preset", "tiny", "--corpus", "offline", "--path", text, "--steps",
             str(steps), "--warmup", "1", "--eval-chars", "60", "--threads", "1",
@@ -284,17 +295,6 @@ def test_a_hand_edited_config_is_one_line(tmp_path, text, edit, line):
     res = py("-m", "txl_mini", "train", "--resume", str(r))
     assert res.returncode == 2 and res.stderr.strip() == (
         f"python -m txl_mini train: error: --resume {r}: config.json {line}")
-
-
-@pytest.fixture(scope="module")
-def paused(tmp_path_factory):
-    """A run paused at step 2 of 4, for tests to edit copies of its config.json."""
-    from cli_text import words
-    d = tmp_path_factory.mktemp("paused")
-    (d / "text.txt").write_text(words(2000))
-    assert py("-m", "txl_mini", "train", *tiny(str(d / "text.txt"), d / "r", steps=4),
-              "--pause-at", "2").returncode == 0
-    return d / "r"
 
 
 NULLABLE = ["steps", "batch_size", "warmup", "lr", "clip", "seed", "save_every",

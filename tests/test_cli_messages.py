@@ -10,19 +10,9 @@ import time
 
 import pytest
 from cli_text import words
-from test_cli_faults import py, start, tiny, wait_for
+from test_cli_faults import one_line, start, tiny, txl, wait_for
 
 PROG = "python -m txl_mini"
-
-
-def txl(*argv, **kw):
-    return py("-m", "txl_mini", *[str(a) for a in argv], **kw)
-
-
-def one_line(res, code: int) -> str:
-    """The single stderr line of a command that must exit with `code`."""
-    assert res.returncode == code and res.stderr.count("\n") == 1, res.stderr
-    return res.stderr.rstrip("\n")
 
 
 @pytest.fixture(scope="module")

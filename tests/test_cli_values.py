@@ -8,20 +8,10 @@ import sys
 
 import pytest
 from cli_text import words
-from test_cli_faults import ENV, ROOT, py, tiny
+from test_cli_faults import ENV, ROOT, one_line, tiny, txl
 
 PROG = "python -m txl_mini"
 HUGE = "100000000000000000000"  # 1e20: past torch's int64
-
-
-def txl(*argv, **kw):
-    return py("-m", "txl_mini", *[str(a) for a in argv], **kw)
-
-
-def one_line(res, code: int) -> str:
-    """The single stderr line of a command that must exit with `code`."""
-    assert res.returncode == code and res.stderr.count("\n") == 1, res.stderr
-    return res.stderr.rstrip("\n")
 
 
 @pytest.fixture(scope="module")
