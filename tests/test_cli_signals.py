@@ -179,3 +179,24 @@ def test_resume_takes_a_line_that_is_not_utf8_as_a_corrupt_one(tmp_path, text):
                           "left out, the lines after it are kept\n")
     steps = [json.loads(x)["step"] for x in metrics.read_text().splitlines()]
     assert steps == [1, 3, 4, 5, 6, 6]  # 6 twice: its loss and its validation
+
+
+def test_a_sigterm_an_import_swallows_leaves_sigterm_working():
+    """A third probe: SIGTERM 0.3 s into train landed in a lazy import whose bare
+    except swallowed the Terminated raised for it; the handler had set SIGTERM to
+    ignored, so the run trained on, and a second SIGTERM was ignored too (only kill -9
+    stopped it). Now the first raises once and a second ends the process (143)."""
+    code = ("import os, signal, time\n"
+            "from txl_mini.cli import stop\n"
+            "with stop.sigterm_raises():\n"
+            "    try:\n"
+            "        os.kill(os.getpid(), signal.SIGTERM)\n"
+            "        time.sleep(1)\n"
+            "    except BaseException:  # what a bare except in an import does\n"
+            "        pass\n"
+            "    print('swallowed', flush=True)\n"
+            "    os.kill(os.getpid(), signal.SIGTERM)\n"
+            "    time.sleep(5)\n"
+            "print('still running')\n")
+    res = py("-c", code)
+    assert res.stdout == "swallowed\n" and res.returncode == -signal.SIGTERM, res

@@ -70,11 +70,13 @@ def stopped(e: KeyboardInterrupt) -> tuple[str, int, str]:
 
 @contextmanager
 def sigterm_raises():
-    """While inside: SIGTERM raises Terminated, once (a second one would cut the
-    tidying short; kill -9 still ends it). signals_caught takes over in the loop. A
-    SIGTERM ignored by whoever started us stays ignored, as SIGINT does in Python."""
+    """While inside: SIGTERM raises Terminated, once; a second one ends the process
+    as SIGTERM does by default. Not ignored: an import that swallows the exception
+    (a bare except in a lazy import) must not leave a process SIGTERM cannot stop,
+    and signals_caught, which takes over in the loop, would read SIG_IGN as ignored
+    by whoever started us, which stays ignored, as SIGINT does in Python."""
     def handler(signum, frame):
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         raise Terminated()
 
     main = threading.current_thread() is threading.main_thread()
