@@ -153,7 +153,8 @@ def _download(url: str, dest: Path, zip_size: int, zip_sha1: str, text_size: int
     it, and only then rename it to `dest` (files.atomic_path). Returns the text."""
     remove_stale_temps(dest, STALE_TEMP_SECONDS)  # left by downloads that were killed
     old_term = None
-    if threading.current_thread() is threading.main_thread():
+    untaken = signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # else the CLI's: 143
+    if untaken and threading.current_thread() is threading.main_thread():
         def on_term(signum, frame):
             raise _Terminated()
         old_term = signal.signal(signal.SIGTERM, on_term)

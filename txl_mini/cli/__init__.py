@@ -11,7 +11,7 @@ import sys
 from importlib import import_module
 
 from .stdout import GuardedStdout, StdoutFailed, hold_fd_1, silence
-from .stop import sigterm_raises, stopped
+from .stop import deferred, sigterm_raises, stopped
 
 COMMANDS = {  # name -> what it does (the module txl_mini.cli.<name> runs it)
     "train": "train a model with a run directory, checkpoints and exact resume",
@@ -77,6 +77,8 @@ def interrupt_once() -> None:
     from an exit handler of torch's. (Left alone where SIGINT is already ignored,
     as in a background job, or handled by someone else.)"""
     def first(signum, frame):
+        if deferred(signum, frame):  # inside an import: raised once it is done
+            return
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         raise KeyboardInterrupt
 
@@ -95,7 +97,9 @@ def run_module(name: str) -> None:
 def exit_done(code: int) -> None:
     """The command is done, its files complete and its line printed. Python and torch
     then take a second or two to tear down, and a Ctrl-C there killed the process by
-    the signal (no line) or raised in one of torch's exit handlers: it is ignored from
-    here on, and the process exits with the command's status."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    the signal (no line) or raised in one of torch's exit handlers; SIGTERM there
+    killed it with no line. Both are ignored from here on, and the process exits with
+    the command's status."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)
     sys.exit(code)

@@ -4,12 +4,14 @@ In the training loop the first SIGINT or SIGTERM only sets a flag: the loop fini
 the current step (or stops a validation within a segment), saves last.pt and exits with
 one line. A second one stops at once without saving; the last checkpoint on disk is
 kept (writes are atomic). Anywhere else SIGTERM is a Ctrl-C: it raises, so that what a
-KeyboardInterrupt tidies (the run's lock, temporary files) is tidied.
+KeyboardInterrupt tidies (the run's lock, temporary files) is tidied. A signal that
+would raise inside an import waits until the import is done (`deferred`).
 """
 
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 from contextlib import contextmanager
 
@@ -41,6 +43,8 @@ def signals_caught(stop_flag: dict):
     def handler(signum, frame):
         name = signal.Signals(signum).name
         if stop_flag.get("signal"):
+            if deferred(signum, frame):
+                return
             stop_flag["abort"] = name
             raise Abort(name)
         stop_flag["signal"] = name
@@ -54,6 +58,48 @@ def signals_caught(stop_flag: dict):
     finally:
         for sig, h in old.items():
             signal.signal(sig, h)
+
+
+def _bootstrap(frame) -> bool:
+    return frame.f_code.co_filename.startswith("<frozen importlib._bootstrap")
+
+
+def in_import(frame) -> bool:
+    """Is the main thread, interrupted at `frame`, inside an import statement?"""
+    while frame is not None and not _bootstrap(frame):
+        frame = frame.f_back
+    return frame is not None
+
+
+_pending: list[int] = []  # signals that landed inside an import, taken after it
+
+
+def deferred(signum: int, frame) -> bool:
+    """A signal that would raise inside an import waits until the outermost import
+    returns; True if so. Raised inside an import, the exception can be swallowed by a
+    bare except (torch imports numpy so, and a run went on training), or leave a
+    module half-imported, so that its next import fails with an unrelated traceback
+    (a RecursionError, an AttributeError of numpy's)."""
+    if not in_import(frame):
+        return False
+    if not _pending:
+        sys.setprofile(_after_import)  # this thread's: the handler runs on the main one
+    _pending.append(signum)
+    return True
+
+
+def _after_import(frame, event, arg):
+    """While signals wait: as the outermost import returns, their handlers run, as
+    if the signals came just outside it (what they raise is raised there)."""
+    if event == "return" and _bootstrap(frame) and not in_import(frame.f_back):
+        sys.setprofile(None)
+        while _pending:
+            signum = _pending.pop(0)
+            handler = signal.getsignal(signum)
+            if callable(handler):
+                handler(signum, frame.f_back)
+            elif handler == signal.SIG_DFL:  # put back meanwhile: what it would do
+                signal.raise_signal(signum)
 
 
 def exit_code(name: str) -> int:
@@ -76,6 +122,8 @@ def sigterm_raises():
     and signals_caught, which takes over in the loop, would read SIG_IGN as ignored
     by whoever started us, which stays ignored, as SIGINT does in Python."""
     def handler(signum, frame):
+        if deferred(signum, frame):
+            return
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         raise Terminated()
 
