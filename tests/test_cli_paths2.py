@@ -8,7 +8,10 @@ import shutil
 import subprocess
 import sys
 
+import torch
 from test_cli_faults import ENV, one_line, tiny, txl
+
+from txl_mini.checkpoint import read_checkpoint
 
 ERR = "python -m txl_mini {}: error: "
 
@@ -62,3 +65,50 @@ def test_a_loop_where_the_run_directory_goes_is_named(tmp_path, text):
     assert one_line(res, 2) == (ERR.format("train") + f"--run-dir: cannot write to "
                                 f"{loop}: it is a symbolic link loop")
     assert sorted(os.listdir(tmp_path)) == ["corpus.txt", "loop"]
+
+
+def same_weights(a, b) -> bool:
+    x, y = read_checkpoint(a), read_checkpoint(b)
+    return x["config"] == y["config"] and all(
+        torch.equal(v, y["state_dict"][k]) for k, v in x["state_dict"].items())
+
+
+def test_a_finished_runs_out_is_checked_when_resumed(tmp_path, text):
+    """train --resume of a finished run rewrote --out only when it was missing: a
+    damaged one stayed (exit 0, 'nothing to do'), and a dangling link to a folder gone
+    was 'No such file or directory; ... is kept (--resume r)', which fails again."""
+    r, out = tmp_path / "r", tmp_path / "r.pt"
+    assert txl("train", *tiny(text, r), "--out", out).returncode == 0
+    again = f"python -m txl_mini train: {r} is finished: step 2 of 2; "
+    out.write_bytes(b"not weights")  # damaged: written again from last.pt
+    res = txl("train", "--resume", r)
+    assert one_line(res, 0) == again + (f"wrote {out} again from its last.pt (it was "
+                                        "not a txl_mini checkpoint (not a PyTorch zip "
+                                        "file))")
+    assert same_weights(out, r / "last.pt")
+    res = txl("train", "--resume", r)  # the run's own weights: left alone
+    assert one_line(res, 0) == again + ("nothing to do (its last.pt, best.pt and "
+                                        f"{out} are unchanged)")
+    other = torch.load(out, weights_only=True)  # another model: kept, refused
+    for w in other["state_dict"].values():
+        w.add_(1.0)
+    torch.save(other, out)
+    res = txl("train", "--resume", r)
+    assert one_line(res, 2) == (ERR.format("train") + f"--out {out} holds a model "
+                                f"other than {r}/last.pt's; move it away, and "
+                                f"--resume {r} writes it again")
+    assert not same_weights(out, r / "last.pt")
+    out.unlink()
+    out.symlink_to("gone/x.pt")  # a dangling link: written through, as train does
+    res = txl("train", "--resume", r)
+    assert one_line(res, 0) == again + f"wrote {out} from its last.pt"
+    assert out.is_symlink() and same_weights(tmp_path / "gone" / "x.pt", r / "last.pt")
+    out.unlink()
+    (tmp_path / "afile").write_text("x")
+    out.symlink_to("afile/x.pt")  # a link into a file: what is there, one way out
+    res = txl("train", "--resume", r)
+    assert one_line(res, 2) == (ERR.format("train") + f"--out {out} is a symbolic "
+                                f"link to afile/x.pt, which cannot be written: "
+                                f"{tmp_path}/afile is a file, not a directory; "
+                                "remove the link")
+    assert (tmp_path / "afile").read_text() == "x"

@@ -105,4 +105,12 @@ def check_out(out: str, d: str, own: tuple) -> str:
     if os.path.isdir(out):
         raise UsageError(f"--out {out} is a directory; give a file name like "
                          f"{os.path.join(out, 'model.pt')}")
-    return check_output(out, "--out")  # a device or a FIFO; a symlink: its target
+    real = check_output(out, "--out")  # a device or a FIFO; a symlink: its target
+    level = os.path.dirname(real)  # a link to a file gone is written through
+    while not os.path.lexists(level):  # (its folder made), unless a file is in
+        level = os.path.dirname(level)  # the way: then the link is the cause
+    if os.path.islink(out) and not os.path.isdir(level):
+        raise UsageError(f"--out {out} is a symbolic link to {os.readlink(out)}, "
+                         f"which cannot be written: {level} {not_a_folder(level)}; "
+                         "remove the link")
+    return real
