@@ -127,7 +127,7 @@ def test_path_errors_name_what_is_wrong(tmp_path, text):
     err = "python -m txl_mini {}: error: "
     cases = [
         (["train", *tiny(text, loop)], "train", f"--run-dir: cannot write to {loop}: "
-         "it is a broken symbolic link (Too many levels of symbolic links)"),
+         "it is a symbolic link loop"),
         (["train", *tiny(text, afile / "sub")], "train", "--run-dir: cannot write "
          f"to {afile}/sub: {afile} is a file, not a directory"),
         (["train", *tiny(text, tmp_path / "r"), "--out", f"{afile}/m.pt"], "train",

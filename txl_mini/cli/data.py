@@ -16,7 +16,7 @@ from ..text8 import TEXT8_CHARS, DataError, load_text8
 from . import plural
 from .corpus import option_names
 from .options import Parser, UsageError, check_output, check_seed, command
-from .paths import not_a_folder, refuse_empty
+from .paths import expand, not_a_folder, refuse_empty, refuse_loop
 
 # A temporary file of ours untouched this long is dead: a live write renames its own
 # within seconds of creating it (the corpus is generated before the file is opened).
@@ -43,6 +43,7 @@ def _print_stats(text: str, label: str, unit: str = "char") -> None:
 
 def _cmd_text8(args: argparse.Namespace) -> None:
     refuse_empty(("--path", args.path), ("--cache-dir", args.cache_dir))
+    args.path, args.cache_dir = expand(args.path), expand(args.cache_dir)
     with option_names():
         s = load_text8(args.path, cache_dir=args.cache_dir, progress=not args.quiet)
     print(f"corpus: {s.name} (sha1-verified)")
@@ -52,6 +53,8 @@ def _cmd_text8(args: argparse.Namespace) -> None:
 
 def _cmd_stats(args: argparse.Namespace) -> None:
     refuse_empty(("the file argument", args.file))
+    args.file = expand(args.file)
+    refuse_loop(args.file, "a text file")  # else 'no such file'
     text = read_text_file(args.file)  # one character per byte, as train reads it
     _print_stats(text, args.file, "char" if text.isascii() else "byte")
     if not text.isascii():  # UTF-8 letters are two bytes or more: say what is counted
@@ -61,6 +64,7 @@ def _cmd_stats(args: argparse.Namespace) -> None:
 
 def _cmd_offline(args: argparse.Namespace) -> None:
     refuse_empty(("--out", args.out), ("--deps-out", args.deps_out))
+    args.out, args.deps_out = expand(args.out), expand(args.deps_out)  # --out=~/x
     if not 1000 <= args.chars <= MAX_OFFLINE_CHARS:
         raise UsageError(f"--chars must be between 1,000 and {MAX_OFFLINE_CHARS:,} "
                         f"(text8's size), got {args.chars:,}")

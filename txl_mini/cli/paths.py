@@ -5,6 +5,7 @@ missing, every level of it recorded, so that a run refused later removes them al
 
 from __future__ import annotations
 
+import errno
 import os
 
 from .options import UsageError, check_output, check_writable
@@ -18,6 +19,43 @@ def refuse_empty(*given: tuple[str, str | None]) -> None:
             raise UsageError(f"{what} is empty; give a path")
         if value is not None and not value.strip():  # ' ': a name nobody means
             raise UsageError(f"{what} is blank; give a path")
+
+
+def expand(path: str | None) -> str | None:
+    """`~/x` as the home's x, for every path option and argument: `--out=~/x` (no
+    shell expands a ~ after '=') or a quoted '~/x' reaches us as typed."""
+    return os.path.expanduser(path) if path else path
+
+
+def is_loop(path: str) -> bool:
+    """`path` is a symbolic link that leads back to itself (`ln -s loop loop`): a
+    file to read there is not 'missing', and a folder cannot be made there."""
+    try:
+        os.stat(path)
+    except OSError as e:
+        return e.errno == errno.ELOOP
+    return False
+
+
+def refuse_loop(path: str, what: str) -> None:
+    """An input path (a checkpoint, a text file) that is a loop: one line, exit 2."""
+    if is_loop(path):
+        raise UsageError(f"{path} is a symbolic link loop; give {what}")
+
+
+def choose_run_dir(args) -> str:
+    """Set args.run_dir (--resume's, --run-dir, else --out's name without .pt) and
+    args.out absolute; returns how messages name the run directory: an option the
+    user did not give is not to blame for it."""
+    if not (args.resume or args.run_dir or args.out):
+        raise UsageError("give --run-dir DIR (where checkpoints and metrics go)")
+    named = ("--resume" if args.resume else "--run-dir" if args.run_dir else
+             f"the run directory of --out {args.out}")
+    args.run_dir = args.resume or args.run_dir or os.path.splitext(args.out)[0]
+    args.run_dir = args.run_dir.rstrip("/") or "/"  # not runs/x//last.pt
+    if args.out is not None:  # recorded absolute: a resume from elsewhere writes
+        args.out = os.path.abspath(args.out)  # it here (as --path), not there
+    return named
 
 
 def writable_folder(folder: str, opt: str, created: list) -> None:
@@ -43,9 +81,11 @@ def writable_folder(folder: str, opt: str, created: list) -> None:
 
 def not_a_folder(path: str) -> str:
     """Why `path`, which is there, cannot hold files: the end of 'PATH is ...'."""
+    if is_loop(path):  # not 'broken': nothing is missing, it leads nowhere
+        return "is a symbolic link loop"
     try:
         os.stat(path)
-    except OSError as e:  # a loop, or a link to something gone
+    except OSError as e:  # a link to something gone
         return f"is a broken symbolic link ({e.strerror})"
     return "is a file, not a directory"
 
@@ -65,4 +105,12 @@ def check_out(out: str, d: str, own: tuple) -> str:
     if os.path.isdir(out):
         raise UsageError(f"--out {out} is a directory; give a file name like "
                          f"{os.path.join(out, 'model.pt')}")
-    return check_output(out, "--out")  # a device or a FIFO; a symlink: its target
+    real = check_output(out, "--out")  # a device or a FIFO; a symlink: its target
+    level = os.path.dirname(real)  # a link to a file gone is written through
+    while not os.path.lexists(level):  # (its folder made), unless a file is in
+        level = os.path.dirname(level)  # the way: then the link is the cause
+    if os.path.islink(out) and not os.path.isdir(level):
+        raise UsageError(f"--out {out} is a symbolic link to {os.readlink(out)}, "
+                         f"which cannot be written: {level} {not_a_folder(level)}; "
+                         "remove the link")
+    return real

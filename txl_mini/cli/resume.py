@@ -14,10 +14,20 @@ import os
 import re
 import sys
 
-from ..checkpoint import MODEL_CLASSES, build_model, read_checkpoint, save_checkpoint
+import torch
+
+from ..checkpoint import (
+    MODEL_CLASSES,
+    CheckpointError,
+    build_model,
+    read_checkpoint,
+    save_checkpoint,
+)
 from .checkpoints import check_meta, check_state
+from .lock import LOCK_NAME
 from .options import UsageError, flag
-from .rundir import naming
+from .paths import check_out, writable_folder
+from .rundir import FILES, naming, remove_created
 
 # the only options a resumed run may change; --path only to the same text (its sha1
 # is checked), e.g. after the file moved
@@ -160,13 +170,51 @@ def read_last(run_dir: str, config: dict, steps: int, device) -> dict:
     if extra["step"] >= steps and not extra.get("val_pending"):
         done = f"{run_dir} is finished: step {extra['step']} of {steps}"
         out = config["args"].get("out")
-        if out and not os.path.exists(out):  # writing it failed at the end
-            with naming(out):  # (a full disk): the final weights are last.pt's
-                save_checkpoint(out, build_model(ckpt, path, device), ckpt["meta"])
-            raise Finished(f"{done}; wrote {out} from its last.pt")
+        if out:
+            raise Finished(f"{done}; " + _finish_out(out, run_dir, ckpt, device))
         raise Finished(f"{done}; nothing to do (its last.pt and best.pt are "
                        "unchanged)")
     return ckpt
+
+
+def _finish_out(out: str, run_dir: str, ckpt: dict, device) -> str:
+    """A finished run's --out as the run leaves it: last.pt's model. Missing (the
+    write failed at the end: a full disk) or damaged, it is written again, as the
+    run's last step would write it; a good checkpoint of another model is refused,
+    not replaced (someone's model, put there by hand). Returns what was done."""
+    path = os.path.join(run_dir, "last.pt")
+    real = check_out(out, run_dir, FILES + (LOCK_NAME,))  # a FIFO, a dead link...
+    why = None
+    if os.path.exists(out):
+        try:
+            have = read_checkpoint(out, device)
+        except CheckpointError as e:  # not a checkpoint, cut short, empty
+            why = str(e).removeprefix(f"{out}: ")
+        else:
+            if not _same_model(have, ckpt):
+                raise UsageError(f"--out {out} holds a model other than {path}'s; "
+                                 f"move it away, and --resume {run_dir} writes it "
+                                 "again")
+            return (f"nothing to do (its last.pt, best.pt and {out} are "
+                    "unchanged)")
+    made: list[str] = []
+    writable_folder(os.path.dirname(real), "--out", made)  # a link's folder, gone
+    try:
+        with naming(out):
+            save_checkpoint(out, build_model(ckpt, path, device), ckpt["meta"])
+    except OSError:
+        remove_created(made)
+        raise
+    return (f"wrote {out} again from its last.pt (it was {why})" if why else
+            f"wrote {out} from its last.pt")
+
+
+def _same_model(a: dict, b: dict) -> bool:
+    """Two checkpoints of one model: its class, config and every weight."""
+    x, y = a["state_dict"], b["state_dict"]
+    return (a["model_class"] == b["model_class"] and a["config"] == b["config"]
+            and x.keys() == y.keys() and all(torch.equal(x[k], y[k].to(x[k].device))
+                                             for k in x))
 
 
 def _check_args(saved: dict, ckpt: dict, path: str, described: str, why: str) -> None:

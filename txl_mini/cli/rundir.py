@@ -55,17 +55,18 @@ def _out_of(d: str) -> str | None:
     return out if isinstance(out, str) else None
 
 
-def prepare_run_dir(args, created: list) -> RunLock:
+def prepare_run_dir(args, created: list, named: str = "--run-dir") -> RunLock:
     """Validate (and create) the run directory and --out before any training; lock it.
 
     Directories made here are appended to `created`, so that a run failing before
     it trains can remove them again (`remove_created`). Temporary files left by a
     killed run (kill -9 during a checkpoint write) are removed once the lock is held.
+    `named`: how to name the run directory (paths.choose_run_dir).
     """
     d = args.run_dir
     out = check_out(args.out, d, FILES + (LOCK_NAME,)) if args.out else None
     if not args.resume:  # a resumed DIR is checked by the resume options
-        _check_new(args, d, created)
+        _check_new(args, d, created, named)
     if out:  # a resumed run's too: its config.json may name a place gone since
         writable_folder(os.path.dirname(out), "--out", created)
     if args.resume:  # read-only (a copy on a CD): input refused, not a failed run
@@ -81,7 +82,7 @@ def prepare_run_dir(args, created: list) -> RunLock:
     return lock
 
 
-def _check_new(args, d: str, created: list) -> None:
+def _check_new(args, d: str, created: list, named: str) -> None:
     """A new run: DIR empty, ours to --overwrite, or made here; --out a new file."""
     if os.path.exists(d) and not os.path.isdir(d):
         raise UsageError(f"--run-dir {d} is a file, not a directory")
@@ -99,7 +100,7 @@ def _check_new(args, d: str, created: list) -> None:
     if args.out and os.path.exists(args.out) and not args.overwrite:
         raise UsageError(f"--out {args.out} already exists; pass --overwrite to "
                          "replace it")
-    writable_folder(d, "--run-dir", created)
+    writable_folder(d, named, created)
 
 
 def clear_run_dir(d: str) -> None:

@@ -38,7 +38,7 @@ from .options import (
     preset_help,
     set_threads,
 )
-from .paths import refuse_empty
+from .paths import choose_run_dir, expand, refuse_empty
 from .resume import Finished, read_last, restore_options
 from .run import Run, RunError
 from .settings import check_distances, check_model_options
@@ -133,15 +133,14 @@ def main(argv=None, on_step=None) -> int:
     try:
         distributed = env_count("WORLD_SIZE", 1) > 1
         refuse_empty(("--resume", args.resume))
-        for name in ("run_dir", "out", "resume"):  # `--run-dir=~/x`: no shell expands
-            if getattr(args, name):                # a ~ after '=' (--path is too)
-                setattr(args, name, os.path.expanduser(getattr(args, name)))
+        for name in ("run_dir", "out", "resume"):  # --path too, once restored
+            setattr(args, name, expand(getattr(args, name)))
         saved = (restore_options(args, argv, build_parser(), check_values)
                  if args.resume else None)
         check_values(args)
         check_offline_chars(args, "offline_chars" in given(build_parser(), argv))
         if args.path is not None:  # a resume or evaluate from elsewhere finds it
-            args.path = os.path.abspath(os.path.expanduser(args.path))
+            args.path = os.path.abspath(expand(args.path))
         set_threads(args.threads)
         args.threads = torch.get_num_threads()  # recorded: resume uses the same
         cfg = model_config(args.preset, args)
@@ -164,16 +163,11 @@ def main(argv=None, on_step=None) -> int:
         if args.pause_at is not None and args.pause_at <= at:
             raise UsageError(f"--pause-at {args.pause_at}: the run is already at "
                              f"step {at}")
-        if not (args.resume or args.run_dir or args.out):
-            raise UsageError("give --run-dir DIR (where checkpoints and metrics go)")
-        args.run_dir = args.resume or args.run_dir or os.path.splitext(args.out)[0]
-        args.run_dir = args.run_dir.rstrip("/") or "/"  # not runs/x//last.pt
-        if args.out is not None:  # recorded absolute: a resume from elsewhere writes
-            args.out = os.path.abspath(args.out)  # it here (as --path), not there
+        named = choose_run_dir(args)  # "--run-dir", or what stands for it
         refused = None
         if rank == 0:
             try:
-                lock = rundir.prepare_run_dir(args, created)
+                lock = rundir.prepare_run_dir(args, created, named)
             except UsageError as e:
                 refused = e
         if any_rank(refused is not None, device):  # all ranks stop together
