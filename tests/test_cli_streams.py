@@ -206,7 +206,7 @@ def test_a_same_length_checkpoint_evaluates_without_memory(trained, argv):
      "train: error: WORLD_SIZE='x' in the environment is not a number of processes "
      "(torchrun sets it; unset it for one process)"),
     ({"LOCAL_RANK": "-1"}, ["train", "--preset", "tiny", "--run-dir", "{d}/ws"], 2,
-     "train: error: LOCAL_RANK='-1' in the environment is not a number of"),
+     "train: error: LOCAL_RANK='-1' in the environment is not a rank "),
 ])
 def test_torchruns_variables_outside_torchrun_silence_nothing(trained, env, argv,
                                                               code, line):
