@@ -148,7 +148,7 @@ def test_a_recorded_text_that_changed_is_named(moved, text):
     t, r = moved
     t.write_text(text)
     res = py("-m", "txl_mini", "train", "--resume", str(r))
-    assert res.returncode == 1 and re.fullmatch(
+    assert res.returncode == 2 and re.fullmatch(
         rf"python -m txl_mini train: error: the corpus differs from the one {r} was "
         rf"trained on {SHA}; give the text it trained on with --path FILE\n",
         res.stderr), res.stderr

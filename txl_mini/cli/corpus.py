@@ -86,8 +86,8 @@ def load_corpus(args, cfg, prog: str, trained: dict | None = None):
     encode = CharVocab().encode
     tokens, valid = encode(splits.train), encode(splits.valid[:args.eval_chars])
     sha1 = sha1_tokens(tokens)  # before the sizes: other text's are not the run's
-    if trained and sha1 != trained["sha1"]:
-        raise DataError(f"the corpus differs from the one {args.run_dir} was trained "
+    if trained and sha1 != trained["sha1"]:  # bad input, exit 2, as evaluate says it
+        raise UsageError(f"the corpus differs from the one {args.run_dir} was trained "
                         f"on (sha1 {sha1[:12]} vs {trained['sha1'][:12]})" +
                         ("; give the text it trained on with --path FILE"
                          if args.path else ""))
