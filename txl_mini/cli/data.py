@@ -16,7 +16,7 @@ from ..text8 import TEXT8_CHARS, DataError, load_text8
 from . import plural
 from .corpus import option_names
 from .options import Parser, UsageError, check_output, check_seed, command
-from .paths import not_a_folder, refuse_empty
+from .paths import not_a_folder, refuse_directory, refuse_empty
 
 # A temporary file of ours untouched this long is dead: a live write renames its own
 # within seconds of creating it (the corpus is generated before the file is opened).
@@ -52,6 +52,7 @@ def _cmd_text8(args: argparse.Namespace) -> None:
 
 def _cmd_stats(args: argparse.Namespace) -> None:
     refuse_empty(("the file argument", args.file))
+    refuse_directory(args.file, args.file)
     text = read_text_file(args.file)  # one character per byte, as train reads it
     _print_stats(text, args.file, "char" if text.isascii() else "byte")
     if not text.isascii():  # UTF-8 letters are two bytes or more: say what is counted
