@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,7 @@ from . import plural
 from .corpus import option_names
 from .options import Parser, UsageError, check_output, check_seed, command
 from .paths import not_a_folder, refuse_directory, refuse_empty
+from .stdout import StdoutFailed, silence
 
 # A temporary file of ours untouched this long is dead: a live write renames its own
 # within seconds of creating it (the corpus is generated before the file is opened).
@@ -102,6 +104,19 @@ def _cmd_offline(args: argparse.Namespace) -> None:
         write_offline_corpus(corpus, args.out, deps_path=args.deps_out)
     except OSError as e:  # a full disk: what it could not write (nothing replaced)
         raise DataError(f"cannot write {e.filename}: {e.strerror}") from None
+    try:
+        _report(args, corpus)
+        sys.stdout.flush()  # `>/dev/full` fails here, while we can say what is done
+    except StdoutFailed as e:
+        # exit 1 as for every command whose report is lost (a script reading it gets
+        # nothing), but the files are whole: say so, or they are made again for naught
+        silence(1)  # the report still buffered goes nowhere, not into a second error
+        files = " and ".join(p for p in (args.out, args.deps_out) if p)
+        raise StdoutFailed(f"{e}; {files} {'are' if args.deps_out else 'is'} "
+                           "written and complete") from None
+
+
+def _report(args: argparse.Namespace, corpus) -> None:
     print(f"wrote {len(corpus.text):,} chars of corpus '{corpus.name}' "
           f"(seed {args.seed}) to {args.out}")
     for d in corpus.distances:
