@@ -90,7 +90,7 @@ def test_the_sliding_windows_json_says_what_each_query_sees(d, seg_len, window):
     assert f", sliding, L={L}, same_length window {window};" in res.stdout, res.stdout
 
 
-# -- C. bench --max-attn-len -------------------------------------------------------------
+# -- C. bench --max-attn-len ---------------------------------------------------------
 
 def test_bench_refuses_an_attention_length_it_never_runs():
     """`bench --max-attn-len 100000000` ran the lengths up to 3,800 and said nothing
