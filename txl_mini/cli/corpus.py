@@ -91,9 +91,9 @@ def load_corpus(args, cfg, prog: str, trained: dict | None = None):
     sha1 = sha1_tokens(tokens)  # before the sizes: other text's are not the run's
     if trained and sha1 != trained["sha1"]:  # bad input, exit 2, as evaluate says it
         raise UsageError(f"the corpus differs from the one {args.run_dir} was trained "
-                        f"on (sha1 {sha1[:12]} vs {trained['sha1'][:12]})" +
-                        ("; give the text it trained on with --path FILE"
-                         if args.path else ""))
+                         f"on (sha1 {sha1[:12]} vs {trained['sha1'][:12]})" +
+                         ("; give the text it trained on with --path FILE"
+                          if args.path else ""))
     T = len(tokens) // args.batch_size
     if T < cfg.seg_len + 1:
         raise UsageError(
