@@ -147,7 +147,7 @@ def test_a_resumed_run_makes_its_out_folder_up_front(paused, tmp_path):
     r = with_out(paused, tmp_path, str(out))
     (tmp_path / "other.txt").write_text(words(3000)[1000:])
     res = resume(r, "--path", tmp_path / "other.txt")
-    assert res.returncode == 1 and "the corpus differs" in res.stderr, res.stderr
+    assert res.returncode == 2 and "the corpus differs" in res.stderr, res.stderr
     assert not out.parent.exists()
     res = resume(r)
     assert res.returncode == 0 and out.is_file(), res.stderr

@@ -25,7 +25,7 @@ from ..config import preset
 from ..files import atomic_path
 from .bench_eval import EVAL_LENS, SHAPES, bench_eval, format_eval, memory_flatness
 from .bench_profile import format_profile, profile_step
-from .bench_train import bench_training, matmul_flops, train_config
+from .bench_train import bench_training, device_name, matmul_flops, train_config
 from .memory import check_memory
 from .options import (
     Parser,
@@ -59,7 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     add("--rounds", type=int, help="interleaved timing rounds (default: 5; --quick: 2)")
     add("--steps", type=int, help="training steps per round (default: 3; --quick: 2)")
     add("--max-attn-len", type=int,
-        help="longest evaluation attention length (default: 3800; --quick: 1024)")
+        help="longest evaluation attention length: it runs those of 128, 512, 800, "
+        "1800, 2800, 3800 up to this (default: 3800; --quick: 1024)")
     add("--no-paper-shape", action="store_true",
         help="skip Table 9 at the paper's model shape (skipped by --quick)")
     add("--long-segments", type=int, default=2000,
@@ -119,8 +120,13 @@ def check_bench_memory(args, device: torch.device) -> None:
 
 
 def max_attn_len(args) -> int:
-    """The longest attention length evaluated: of EVAL_LENS, at most --max-attn-len."""
+    """The longest attention length evaluated: of EVAL_LENS, at most --max-attn-len
+    (refused above the longest: bench would silently stop there)."""
     top = args.max_attn_len or (1024 if args.quick else max(EVAL_LENS))
+    if top > max(EVAL_LENS):
+        runs = ", ".join(f"{a:,}" for a in EVAL_LENS)
+        raise UsageError(f"--max-attn-len must be <= {max(EVAL_LENS):,}, the longest "
+                         f"attention length bench runs (of {runs}), got {top:,}")
     return max(a for a in EVAL_LENS if a <= top)
 
 
@@ -152,7 +158,7 @@ def run_bench(args, device: torch.device) -> dict:
     rounds = args.rounds or (2 if args.quick else 5)
     steps = args.steps or (2 if args.quick else 3)
     lens = [a for a in EVAL_LENS if a <= max_attn_len(args)]
-    name = torch.cuda.get_device_name(device) if device.type == "cuda" else _cpu_name()
+    name = device_name(device)
     print(f"device: {device} ({name}), torch threads: {torch.get_num_threads()}, "
           f"autocast: {amp_dtype}, compile: {args.compile}")
     if args.compile:  # dynamo's graph-break advice is for torch developers: 21 lines
@@ -193,17 +199,6 @@ def run_bench(args, device: torch.device) -> dict:
         "eval": evals, "eval_paper_shape": paper, "memory_flatness": flat,
         "profile": prof, "seconds": time.perf_counter() - t0,
     }
-
-
-def _cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "cpu"
 
 
 def format_report(r: dict) -> str:

@@ -191,3 +191,17 @@ def bench_training(cfg, batch, device, rounds, steps, amp, compile_, progress):
                      "peak_mem_mib": max(0.0, *peak), "peak_rise_mib": max(0.0, *rise),
                      "params": trainers[name].model.num_params()}
     return res
+
+
+def device_name(device: torch.device) -> str:
+    """The GPU's name, or the CPU's model name from /proc/cpuinfo ("cpu" without)."""
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "cpu"

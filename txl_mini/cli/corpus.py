@@ -15,6 +15,7 @@ from ..data import MAX_TEXT_BYTES, OFFLINE_CHARS, CharVocab, corpus_splits
 from ..text8 import DataError
 from . import plural
 from .options import UsageError, rank_zero
+from .paths import refuse_directory
 
 # how text8's messages name load_text8's arguments -> the options that set them
 OPTION_NAMES = {"path=...": "--path", "cache_dir=...": "--cache-dir"}
@@ -26,6 +27,8 @@ def sha1_tokens(tokens: torch.Tensor) -> str:
 
 
 def check_not_empty(path) -> None:
+    """--path: a file with text in it."""
+    refuse_directory(path, f"--path {path}")
     if path is not None and os.path.isfile(path) and os.path.getsize(path) == 0:
         raise UsageError(f"--path {path} is empty: there is no text in it")
 
@@ -86,11 +89,11 @@ def load_corpus(args, cfg, prog: str, trained: dict | None = None):
     encode = CharVocab().encode
     tokens, valid = encode(splits.train), encode(splits.valid[:args.eval_chars])
     sha1 = sha1_tokens(tokens)  # before the sizes: other text's are not the run's
-    if trained and sha1 != trained["sha1"]:
-        raise DataError(f"the corpus differs from the one {args.run_dir} was trained "
-                        f"on (sha1 {sha1[:12]} vs {trained['sha1'][:12]})" +
-                        ("; give the text it trained on with --path FILE"
-                         if args.path else ""))
+    if trained and sha1 != trained["sha1"]:  # bad input, exit 2, as evaluate says it
+        raise UsageError(f"the corpus differs from the one {args.run_dir} was trained "
+                         f"on (sha1 {sha1[:12]} vs {trained['sha1'][:12]})" +
+                         ("; give the text it trained on with --path FILE"
+                          if args.path else ""))
     T = len(tokens) // args.batch_size
     if T < cfg.seg_len + 1:
         raise UsageError(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,8 @@ from ..text8 import TEXT8_CHARS, DataError, load_text8
 from . import plural
 from .corpus import option_names
 from .options import Parser, UsageError, check_output, check_seed, command
-from .paths import expand, not_a_folder, refuse_empty, refuse_loop
+from .paths import expand, not_a_folder, refuse_directory, refuse_empty, refuse_loop
+from .stdout import StdoutFailed, silence
 
 # A temporary file of ours untouched this long is dead: a live write renames its own
 # within seconds of creating it (the corpus is generated before the file is opened).
@@ -55,6 +57,7 @@ def _cmd_stats(args: argparse.Namespace) -> None:
     refuse_empty(("the file argument", args.file))
     args.file = expand(args.file)
     refuse_loop(args.file, "a text file")  # else 'no such file'
+    refuse_directory(args.file, args.file)
     text = read_text_file(args.file)  # one character per byte, as train reads it
     _print_stats(text, args.file, "char" if text.isascii() else "byte")
     if not text.isascii():  # UTF-8 letters are two bytes or more: say what is counted
@@ -105,6 +108,19 @@ def _cmd_offline(args: argparse.Namespace) -> None:
         write_offline_corpus(corpus, args.out, deps_path=args.deps_out)
     except OSError as e:  # a full disk: what it could not write (nothing replaced)
         raise DataError(f"cannot write {e.filename}: {e.strerror}") from None
+    try:
+        _report(args, corpus)
+        sys.stdout.flush()  # `>/dev/full` fails here, while we can say what is done
+    except StdoutFailed as e:
+        # exit 1 as for every command whose report is lost (a script reading it gets
+        # nothing), but the files are whole: say so, or they are made again for naught
+        silence(1)  # the report still buffered goes nowhere, not into a second error
+        files = " and ".join(p for p in (args.out, args.deps_out) if p)
+        raise StdoutFailed(f"{e}; {files} {'are' if args.deps_out else 'is'} "
+                           "written and complete") from None
+
+
+def _report(args: argparse.Namespace, corpus) -> None:
     print(f"wrote {len(corpus.text):,} chars of corpus '{corpus.name}' "
           f"(seed {args.seed}) to {args.out}")
     for d in corpus.distances:

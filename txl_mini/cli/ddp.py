@@ -37,10 +37,40 @@ def set_rng_state(state: dict, device: torch.device) -> None:
         torch.cuda.set_rng_state(state["cuda"], device)
 
 
-def env_count(name: str, default: int) -> int:
-    """torchrun's WORLD_SIZE or LOCAL_RANK: a whole number, or one line."""
-    v = os.environ.get(name, str(default))
+# what torch's env:// rendezvous reads beside WORLD_SIZE > 1 (torchrun sets them all)
+RENDEZVOUS = ("RANK", "MASTER_ADDR", "MASTER_PORT")
+
+
+def world_size() -> int:
+    """torchrun's WORLD_SIZE, 1 without it, checked with the variables torch reads
+    beside it: one line naming the one that is wrong or missing, not torch's error
+    (exit 1) or a run of 0 processes taken as one."""
+    world = _whole("WORLD_SIZE", "a number of processes", "unset it")
+    if world == 0:
+        raise UsageError("WORLD_SIZE='0' in the environment: no process would run "
+                         "(torchrun sets it to 1 or more; unset it for one process)")
+    if world > 1:
+        for name in RENDEZVOUS:
+            if not os.environ.get(name):
+                raise UsageError(f"WORLD_SIZE={world} in the environment, but {name} "
+                                 "is not set (torchrun sets both; unset WORLD_SIZE "
+                                 "for one process)")
+        rank = _whole("RANK", "a rank", "unset it and WORLD_SIZE")
+        if rank >= world:  # else it waits for ranks that never come
+            raise UsageError(f"RANK='{rank}' in the environment is not a rank below "
+                             f"WORLD_SIZE={world} (torchrun sets both; unset them "
+                             "for one process)")
+    return world
+
+
+def local_rank() -> int:
+    """torchrun's LOCAL_RANK (0 without it): which of this machine's GPUs to use."""
+    return _whole("LOCAL_RANK", "a rank", "unset it")
+
+
+def _whole(name: str, what: str, unset: str) -> int:
+    v = os.environ.get(name, "1" if name == "WORLD_SIZE" else "0")
     if not re.fullmatch(r"[0-9]+", v):
-        raise UsageError(f"{name}={v!r} in the environment is not a number of "
-                         "processes (torchrun sets it; unset it for one process)")
+        raise UsageError(f"{name}={v!r} in the environment is not {what} (torchrun "
+                         f"sets it; {unset} for one process)")
     return int(v)

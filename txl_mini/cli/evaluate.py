@@ -6,6 +6,7 @@ import argparse
 import json
 import math
 import os
+import sys
 
 from ..data import CORPORA, OFFLINE_CHARS, load_corpus_split
 from ..evaluate import evaluate_segments, evaluate_sliding_window
@@ -69,9 +70,10 @@ def corpus_of(args, meta: dict, path: str) -> tuple[str, str | None]:
     return corpus, meta.get("corpus_path")
 
 
-def settings(args, model) -> tuple[str, int, int, dict]:
-    """(mode, L, M, the model's evaluation settings to pass to each call); an option
-    that would be ignored or silently wrong is refused."""
+def settings(args, model) -> tuple[str, int, int, dict, int]:
+    """(mode, L, M, the model's evaluation settings to pass to each call, the keys
+    each query sees at most: 0 for all); an option that would be ignored or silently
+    wrong is refused."""
     vanilla = type(model).__name__ == "VanillaTransformer"
     mode = ("sliding" if vanilla else "segments") if args.mode == "auto" else args.mode
     if vanilla and args.mem_len:
@@ -104,8 +106,10 @@ def settings(args, model) -> tuple[str, int, int, dict]:
     same = False if dropped else (args.same_length or None)
     changes = {k: v for k, v in (("clamp_len", args.clamp_len), ("same_length", same))
                if v is not None}
-    model.settings(**changes)  # arguments of every call, validated once here
-    return mode, args.seg_len or cfg.seg_len, M, changes
+    # the arguments of every call, validated once here, and the same_length window
+    # they give: the sliding window passes no mem_len, so the checkpoint's applies
+    window = model.settings(args.mem_len if segments else None, **changes)[1]
+    return mode, args.seg_len or cfg.seg_len, M, changes, window
 
 
 def check_length(args, mode: str, L: int, n_split: int, n: int, text: str) -> None:
@@ -143,8 +147,12 @@ def main(argv=None) -> int:
         raise UsageError(f"--clamp-len must be -1 (off) or >= 1, got {args.clamp_len}")
     check_distances(args.clamp_len, None)
     model, meta, path, device = open_checkpoint(args)
-    mode, L, M, changes = settings(args, model)
     cfg, B = model.cfg, args.batch_size
+    mode, L, M, changes, window = settings(args, model)
+    if cfg.same_length and changes.get("same_length") is False and not args.json:
+        print(f"{PROG}: note: {path} was trained with same_length, which needs "
+              "memory: with --mem-len 0 it runs without it (each query sees the "
+              "whole segment up to itself)", file=sys.stderr)
     check_memory(cfg.replace(seg_len=L), B, M, False, device)
     corpus, corpus_path = corpus_of(args, meta, path)
     if corpus_path and not (args.path or args.corpus):  # the one it trained on
@@ -163,7 +171,8 @@ def main(argv=None) -> int:
              and type(model).__name__ == "TransformerXL")
     if not args.json:
         memory = "" if mode == "sliding" else f", M={M}"  # the window has none
-        print(f"{path}: {type(model).__name__}, {mode}, L={L}{memory}"
+        same = f", same_length window {window}" if window else ""
+        print(f"{path}: {type(model).__name__}, {mode}, L={L}{memory}{same}"
               f"{', key/value cache' if cache else ''}; corpus: "
               f"{corpus} ({args.split}, first {len(tokens):,} characters)",
               flush=True)
@@ -185,6 +194,7 @@ def main(argv=None) -> int:
                           "mode": mode, "seg_len": L, "mem_len": M,
                           "clamp_len": changes.get("clamp_len", cfg.clamp_len),
                           "same_length": changes.get("same_length", cfg.same_length),
+                          "window": window,
                           "batch_size": B, "cache": cache,
                           "bpc": res.bpc, "n_tokens": res.n_tokens,
                           "seconds": res.seconds, "device": str(device)}))

@@ -39,9 +39,10 @@ def fail(prog: str, msg: str, code: int = 2, before: str = "") -> int:
 
 def rank_zero() -> bool:
     """False only for the ranks > 0 of several processes (torchrun sets WORLD_SIZE and
-    RANK): a RANK alone, or a value no launcher sets, silences nothing."""
+    RANK): a RANK alone, or a value no launcher sets (RANK >= WORLD_SIZE), silences
+    nothing."""
     world, rank = os.environ.get("WORLD_SIZE", "1"), os.environ.get("RANK", "0")
-    return not (world.isdigit() and int(world) > 1 and rank.isdigit() and int(rank))
+    return not (world.isdigit() and rank.isdigit() and 0 < int(rank) < int(world))
 
 
 def command(prog: str, errors: tuple = ()):

@@ -58,6 +58,13 @@ def choose_run_dir(args) -> str:
     return named
 
 
+def refuse_directory(path: str | None, where: str) -> None:
+    """A text file to read that is a directory: bad input, exit 2 (read, it would be
+    'cannot read ...: not a regular file', exit 1, as for a disk that failed)."""
+    if path is not None and os.path.isdir(path):
+        raise UsageError(f"{where} is a directory; give a text file")
+
+
 def writable_folder(folder: str, opt: str, created: list) -> None:
     """`folder`, made if missing (each level made appended to `created`, outermost
     first), and writable by us."""

@@ -69,6 +69,10 @@ def main(argv=None) -> int:
         raise
     except CheckpointError as e:
         raise ValueError(f"cannot load checkpoint {e}") from None
+    V = model.cfg.vocab_size  # a larger --top-k draws from all V, silently
+    if args.top_k is not None and args.top_k > V:
+        raise UsageError(f"--top-k must be <= {V}, the checkpoint's vocabulary size, "
+                         f"got {args.top_k:,}")
     gen = None
     if args.seed is not None:
         gen = torch.Generator(device=device).manual_seed(args.seed)

@@ -21,7 +21,7 @@ from ..text8 import DataError
 from ..train import TrainConfig
 from . import rundir, stop
 from .corpus import check_offline_chars, load_corpus
-from .ddp import any_rank, env_count, rank_world
+from .ddp import any_rank, local_rank, rank_world, world_size
 from .memory import MODEL_SIZE, check_memory
 from .options import (
     Parser,
@@ -131,7 +131,7 @@ def main(argv=None, on_step=None) -> int:
     created: list[str] = []
     lock, trained, distributed = None, False, False
     try:
-        distributed = env_count("WORLD_SIZE", 1) > 1
+        distributed = world_size() > 1
         refuse_empty(("--resume", args.resume))
         for name in ("run_dir", "out", "resume"):  # --path too, once restored
             setattr(args, name, expand(getattr(args, name)))
@@ -146,7 +146,7 @@ def main(argv=None, on_step=None) -> int:
         cfg = model_config(args.preset, args)
         if not args.resume:  # a run begun before a pair was refused still resumes
             check_model_options(args, cfg)
-        device = pick_device(args.device, env_count("LOCAL_RANK", 0))
+        device = pick_device(args.device, local_rank())
         if device.type == "cuda":
             torch.cuda.set_device(device)  # NCCL collectives use the current device
         if distributed and not dist.is_initialized():
