@@ -1,5 +1,6 @@
 """Issue 31, a hostile probe: standard error that cannot be written (`2>/dev/full`)
-or is closed (`2>&-`) (each test failed before its fix)."""
+or is closed (`2>&-`), and the name data's errors give (each test failed before its
+fix)."""
 
 import os
 import re
@@ -7,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from test_cli_faults import ENV, tiny, txl
+from test_cli_faults import ENV, one_line, tiny, txl
 from test_cli_streams import trained  # noqa: F401 (a fixture: a finished run d/r)
 
 from txl_mini.checkpoint import read_checkpoint
@@ -87,3 +88,22 @@ def test_an_error_stays_off_stdout_with_its_status(trained, stderr,  # noqa: F81
     assert want.returncode in (1, 2) and want.stderr.count("\n") == 1, want.stderr
     res = err_into(stderr, argv)
     assert (res.returncode, res.stdout) == (want.returncode, "")
+
+
+@pytest.mark.parametrize("argv, line", [
+    (["data", "offline", "--chars", "5", "--out", "o.txt"],
+     "error: --chars must be between 1,000 and 100,000,000 (text8's size), got 5"),
+    (["data", "offline", "--bogus", "--out", "o.txt"],
+     "error: unrecognized arguments: --bogus (see --help)"),
+    (["data", "stats", "no-such.txt"], "error: cannot read no-such.txt: no such "
+     "file"),
+    (["data", "stats"], "error: the following arguments are required: file (see "
+     "--help)"),
+])
+def test_data_errors_name_the_subcommand(tmp_path, argv, line):
+    """`data offline --chars 5` said 'python -m txl_mini data: error: ...', while
+    argparse's errors said 'python -m txl_mini data offline: error: ...'."""
+    res = txl(*argv, cwd=tmp_path)
+    prog = "python -m txl_mini " + " ".join(argv[:2])
+    assert one_line(res, 2 if "arguments" in line or "--chars" in line else 1) == (
+        f"{prog}: {line}")
