@@ -212,7 +212,7 @@ def test_ctrl_c_during_data_offline_is_one_line(tmp_path):
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "Traceback" not in err, err
-    assert err.strip() == "python -m txl_mini data: interrupted"
+    assert err.strip() == "python -m txl_mini data offline: interrupted"
     assert os.listdir(tmp_path) == []
 
 
@@ -368,10 +368,11 @@ def run_dir(tmp_path_factory):
     (["sample", "{d}/r", "--chars", "-1"], 2, "sample: error: --chars must be >= 0"),
     (["sample", "{d}/r", "--top-k", "0"], 2, "sample: error: --top-k must be >= 1"),
     (["data", "offline", "--chars", "2000", "--distances", "64,5000", "--out",
-      "{d}/o.txt"], 2, "data: error: --distances 5000: no name fits that far apart"),
+      "{d}/o.txt"], 2,
+     "data offline: error: --distances 5000: no name fits that far apart"),
     # an option's value, like every other command's: exit 2, not 1 (a fresh probe)
     (["data", "offline", "--chars", "0", "--out", "{d}/o.txt"], 2,
-     "data: error: --chars must be between 1,000 and"),
+     "data offline: error: --chars must be between 1,000 and"),
 ])
 def test_smaller_faults_are_one_clear_line(run_dir, argv, code, line):
     """Item 9: argparse's usage block, 'cannot write to : ...', 'is a directory',
@@ -457,9 +458,9 @@ def test_an_output_that_is_not_a_regular_file_is_refused(tmp_path, text):
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     r = tmp_path / "r"
-    runs = [(data_offline("--out", fifo), "data", "--out"),
-            (data_offline("--out", tmp_path / "o.txt", "--deps-out", fifo), "data",
-             "--deps-out"),
+    runs = [(data_offline("--out", fifo), "data offline", "--out"),
+            (data_offline("--out", tmp_path / "o.txt", "--deps-out", fifo),
+             "data offline", "--deps-out"),
             (["bench", "--quick", "--json", fifo], "bench", "--json"),
             (["train", *tiny(text, r), "--out", fifo, "--overwrite"], "train", "--out")]
     for argv, prog, opt in runs:
@@ -499,8 +500,8 @@ def test_deps_out_is_not_the_corpus_file(tmp_path, deps):
     res = py("-m", "txl_mini", *data_offline("--out", "x.txt", "--deps-out", deps),
              cwd=tmp_path)
     assert res.returncode == 2 and res.stderr == (
-        f"python -m txl_mini data: error: --deps-out {deps} is the same file as --out "
-        "x.txt; give the dependencies a file of their own\n")
+        f"python -m txl_mini data offline: error: --deps-out {deps} is the same file "
+        "as --out x.txt; give the dependencies a file of their own\n")
     assert os.listdir(tmp_path) == ["link.txt"]
 
 
@@ -554,18 +555,18 @@ def test_data_offline_on_a_full_disk_is_one_line_and_keeps_the_old_pair(small_di
     disk = small_disk(64)
     out = disk / "c.txt"
     res = py("-m", "txl_mini", "data", "offline", "--chars", "200000", "--out", out)
-    assert res.returncode == 1 and res.stderr == (f"python -m txl_mini data: error: "
-                                                  f"cannot write {out}: No space left "
-                                                  "on device\n"), res.stderr
+    assert res.returncode == 1 and res.stderr == (
+        f"python -m txl_mini data offline: error: cannot write {out}: No space left "
+        "on device\n"), res.stderr
     assert os.listdir(disk) == []  # no temporary left
     corpus, deps = tmp_path / "c.txt", small_disk(4) / "d.tsv"  # one page
     argv = ["data", "offline", "--out", corpus, "--deps-out", deps]
     assert py("-m", "txl_mini", *argv, "--chars", "2000").returncode == 0
     old = corpus.read_text(), deps.read_text()  # the old plantings fill the page
     res = py("-m", "txl_mini", *argv, "--chars", "200000")
-    assert res.returncode == 1 and res.stderr == (f"python -m txl_mini data: error: "
-                                                  f"cannot write {deps}: No space "
-                                                  "left on device\n"), res.stderr
+    assert res.returncode == 1 and res.stderr == (
+        f"python -m txl_mini data offline: error: cannot write {deps}: No space "
+        "left on device\n"), res.stderr
     assert (corpus.read_text(), deps.read_text()) == old
     assert not list(tmp_path.rglob(".*.tmp"))
 

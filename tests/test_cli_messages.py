@@ -126,14 +126,16 @@ def test_a_trailing_slash_in_run_dir_prints_no_double_slash(d, tmp_path):
     (["sample", ""], "sample: error: the checkpoint argument is empty; give a path"),
     (["evaluate", "{d}/r", "--path", ""],
      "evaluate: error: --path is empty; give a path"),
-    (["data", "offline", "--out", ""], "data: error: --out is empty; give a path"),
+    (["data", "offline", "--out", ""],
+     "data offline: error: --out is empty; give a path"),
     (["data", "offline", "--out", "{d}/o.txt", "--deps-out", ""],
-     "data: error: --deps-out is empty; give a path"),
-    (["data", "text8", "--path", ""], "data: error: --path is empty; give a path"),
+     "data offline: error: --deps-out is empty; give a path"),
+    (["data", "text8", "--path", ""],
+     "data text8: error: --path is empty; give a path"),
     (["data", "text8", "--cache-dir", ""],
-     "data: error: --cache-dir is empty; give a path"),
+     "data text8: error: --cache-dir is empty; give a path"),
     (["data", "stats", ""],
-     "data: error: the file argument is empty; give a path"),
+     "data stats: error: the file argument is empty; give a path"),
     (["bench", "--quick", "--json", ""],
      "bench: error: --json is empty; give a path"),
     (["bench", "--quick", "--device", ""],
@@ -152,8 +154,8 @@ def test_an_empty_argument_is_refused(d, argv, line):
 def test_a_distance_too_short_is_a_usage_error_naming_the_option(d):
     """'error: distances must be >= 32 (a name plus filler), got (64, 0)', exit 1."""
     refused(d, ["data", "offline", "--distances", "64,0", "--out", "{d}/o.txt"],
-            "data: error: --distances 0: a distance must be >= 32 (a name plus "
-            "filler)")
+            "data offline: error: --distances 0: a distance must be >= 32 (a name "
+            "plus filler)")
     assert not (d / "o.txt").exists()
 
 
@@ -259,5 +261,6 @@ def test_a_double_ctrl_c_says_interrupted_once(tmp_path, gap):
     time.sleep(gap)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130 and err.strip() == f"{PROG} data: interrupted", err
+    assert proc.returncode == 130, err
+    assert err.strip() == f"{PROG} data offline: interrupted", err
     assert list(tmp_path.iterdir()) == []

@@ -132,9 +132,9 @@ def test_path_errors_name_what_is_wrong(tmp_path, text):
          f"to {afile}/sub: {afile} is a file, not a directory"),
         (["train", *tiny(text, tmp_path / "r"), "--out", f"{afile}/m.pt"], "train",
          f"--out: cannot write to {afile}: it is a file, not a directory"),
-        (["data", "offline", "--out", f"{afile}/c.txt", "--chars", "2000"], "data",
-         f"--out {afile}/c.txt: {afile} is a file, not a directory"),
-        (["data", "text8", "--path", str(tmp_path)], "data",
+        (["data", "offline", "--out", f"{afile}/c.txt", "--chars", "2000"],
+         "data offline", f"--out {afile}/c.txt: {afile} is a file, not a directory"),
+        (["data", "text8", "--path", str(tmp_path)], "data text8",
          f"{tmp_path} is a directory. Give --path text8.zip"),
         (["evaluate", f"{afile}/"], "evaluate",
          f"{afile}/: {afile} is a file, not a directory"),
@@ -151,9 +151,11 @@ def test_an_output_that_is_a_symlink_loop_is_refused(tmp_path, text):
     with a regular file (exit 0), where the shell's '>' refuses; train's --out too."""
     lp = tmp_path / "lp"
     lp.symlink_to("lp")
-    for prog, argv in (("data", ["offline", "--chars", "2000", "--out", str(lp)]),
-                       ("train", [*tiny(text, tmp_path / "r"), "--out", str(lp)])):
-        res = py("-m", "txl_mini", prog, *argv)
+    for prog, argv in (("data offline", ["data", "offline", "--chars", "2000",
+                                         "--out", str(lp)]),
+                       ("train", ["train", *tiny(text, tmp_path / "r"), "--out",
+                                  str(lp)])):
+        res = py("-m", "txl_mini", *argv)
         assert res.returncode == 2, res.stderr
         assert last_line(res) == (f"python -m txl_mini {prog}: error: --out {lp} is "
                                   "a symbolic link loop; give a file name")
@@ -178,7 +180,7 @@ def test_a_run_dir_with_a_tilde_or_only_spaces(tmp_path, text):
             "python -m txl_mini train: error: --run-dir is blank; give a path")
         res = py("-m", "txl_mini", "data", "offline", "--out", blank, cwd=cwd)
         assert res.returncode == 2 and last_line(res) == (
-            "python -m txl_mini data: error: --out is blank; give a path")
+            "python -m txl_mini data offline: error: --out is blank; give a path")
     assert os.listdir(cwd) == []
 
 

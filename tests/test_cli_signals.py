@@ -137,7 +137,8 @@ def test_sigterm_while_data_offline_writes_leaves_no_temp(tmp_path):
     wait_for(lambda: list(tmp_path.glob(".o.txt.*.tmp")))  # the write is under way
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 143 and err == f"python -m txl_mini data: {TERMINATED}\n"
+    assert proc.returncode == 143 and err == (f"python -m txl_mini data offline: "
+                                        f"{TERMINATED}\n")
     assert not list(tmp_path.glob(".*.tmp"))
 
 

@@ -136,5 +136,5 @@ def test_a_sigterm_during_a_download_is_one_line_and_143(tmp_path):
         srv.shutdown()
         srv.server_close()
     assert proc.returncode == 143 and "Traceback" not in err, err
-    assert err == "python -m txl_mini data: terminated (SIGTERM)\n", err
+    assert err == "python -m txl_mini data text8: terminated (SIGTERM)\n", err
     assert os.listdir(tmp_path) == []

@@ -83,8 +83,8 @@ def test_a_distance_past_the_corpus_is_refused_before_generating(tmp_path, far):
                           f"64,{far}"], env=ENV, text=True, capture_output=True,
                          timeout=20)
     assert one_line(res, 2) == (
-        f"{PROG} data: error: --distances {far}: no name fits that far apart in "
-        "2,000 characters; lower it or raise --chars")
+        f"{PROG} data offline: error: --distances {far}: no name fits that far apart "
+        "in 2,000 characters; lower it or raise --chars")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -179,7 +179,7 @@ def test_data_offline_refuses_what_train_refuses(tmp_path, extra, line):
     """'data offline --seed -1' (or 2**64) wrote a corpus train cannot make (train
     refuses such seeds); '--distances 64,64' listed distance 64 twice."""
     res = txl("data", "offline", "--out", tmp_path / "c.txt", "--chars", "2000", *extra)
-    assert one_line(res, 2) == f"{PROG} data: error: {line}"
+    assert one_line(res, 2) == f"{PROG} data offline: error: {line}"
     assert list(tmp_path.iterdir()) == []
 
 

@@ -10,7 +10,14 @@ import signal
 import sys
 from importlib import import_module
 
-from .stdout import GuardedStdout, StdoutFailed, hold_fd_1, silence
+from .stdout import (
+    GuardedStdout,
+    QuietStderr,
+    StdoutFailed,
+    hold_fd_1,
+    hold_fd_2,
+    silence,
+)
 from .stop import deferred, sigterm_raises, stopped
 
 COMMANDS = {  # name -> what it does (the module txl_mini.cli.<name> runs it)
@@ -28,6 +35,7 @@ def main(argv=None) -> int:
     name = argv[0] if argv and argv[0] in COMMANDS else None
     prog = f"python -m txl_mini{' ' + name if name else ''}"
     real, sys.stdout = sys.stdout, GuardedStdout(sys.stdout)
+    real_err, sys.stderr = sys.stderr, QuietStderr(sys.stderr)
     try:
         try:
             with sigterm_raises():  # from here on SIGTERM ends it as Ctrl-C does
@@ -50,7 +58,7 @@ def main(argv=None) -> int:
             silence(real.fileno())
         return 1
     finally:
-        sys.stdout = real
+        sys.stdout, sys.stderr = real, real_err
 
 
 def _list_commands(argv: list) -> int:
@@ -91,6 +99,7 @@ def run_module(name: str) -> None:
     main() above: its closed pipe and Ctrl-C end the same way."""
     interrupt_once()
     hold_fd_1()
+    hold_fd_2()
     exit_done(main([name, *sys.argv[1:]]))
 
 

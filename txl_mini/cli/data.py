@@ -23,6 +23,8 @@ from .stdout import StdoutFailed, silence
 # A temporary file of ours untouched this long is dead: a live write renames its own
 # within seconds of creating it (the corpus is generated before the file is opened).
 STALE_TEMP_S = 60
+PROG = "python -m txl_mini data"
+ERRORS = (DataError, ValueError)  # one line, exit 1
 
 
 def _print_stats(text: str, label: str, unit: str = "char") -> None:
@@ -153,10 +155,27 @@ def _distances(s: str) -> tuple[int, ...]:
                                          f"{s!r}") from None
 
 
-@command("python -m txl_mini data", errors=(DataError, ValueError))
+@command(PROG, errors=ERRORS)  # before the subcommand is known
 def main(argv=None) -> int:
     """`python -m txl_mini data ...`; returns the exit status."""
-    ap = Parser(prog="python -m txl_mini data",
+    ap = _parser()
+    args, extra = ap.parse_known_args(argv)
+    if args.cmd is None:  # no subcommand: show what there is
+        ap.print_help()
+        return 2
+    if extra:  # else said by `python -m txl_mini data`, not by the subcommand
+        args.parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    # its errors and Ctrl-C name it as argparse's own do: `... data offline: error:`
+    return command(args.parser.prog, errors=ERRORS)(_run)(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    args.fn(args)
+    return 0
+
+
+def _parser() -> Parser:
+    ap = Parser(prog=PROG,
                 description="Fetch and verify text8, print corpus statistics, or "
                 "write the offline corpus.")
     sub = ap.add_subparsers(dest="cmd")
@@ -167,10 +186,10 @@ def main(argv=None) -> int:
     add("--cache-dir", help="where to keep text8.zip (default: $TXL_MINI_CACHE, else "
         "$XDG_CACHE_HOME/txl_mini, else ~/.cache/txl_mini)")
     add("--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(fn=_cmd_text8)
+    p.set_defaults(fn=_cmd_text8, parser=p)
     p = sub.add_parser("stats", help="character statistics of any text file")
     p.add_argument("file", help="the text file")
-    p.set_defaults(fn=_cmd_stats)
+    p.set_defaults(fn=_cmd_stats, parser=p)
     p = sub.add_parser("offline", help="write the generated offline corpus")
     add = p.add_argument
     add("--chars", type=int, default=OFFLINE_CHARS, help="corpus length in characters "
@@ -180,13 +199,8 @@ def main(argv=None) -> int:
         "planted dependency distances (default: 64,256,512)")
     add("--out", required=True, help="output text file")
     add("--deps-out", help="optional TSV of the plantings: cue target length distance")
-    p.set_defaults(fn=_cmd_offline)
-    args = ap.parse_args(argv)
-    if args.cmd is None:  # no subcommand: show what there is
-        ap.print_help()
-        return 2
-    args.fn(args)
-    return 0
+    p.set_defaults(fn=_cmd_offline, parser=p)
+    return ap
 
 
 if __name__ == "__main__":  # python -m txl_mini.cli.data: the same command

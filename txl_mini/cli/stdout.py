@@ -1,14 +1,19 @@
-"""Standard output that cannot be written: `>/dev/full`, or closed (`>&-`).
+"""Standard output and error that cannot be written: `>/dev/full`, or closed (`>&-`).
 
 A command's own `except OSError` is about its files; a write to stdout that fails
 raises StdoutFailed instead, which is no OSError, so that no command takes it for a
 full disk ('cannot write No space left on device' said train) and cli/__init__.py
 says it in one line, exit 1. A closed pipe stays a BrokenPipeError (quiet, 141).
+
+Standard error (`2>/dev/full`, `2>&-`, a reader that left) is only for progress and
+notes: what cannot be written there is dropped (QuietStderr), and the command goes
+on to its result on stdout and its own exit status.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 
 
 class StdoutFailed(Exception):
@@ -43,6 +48,38 @@ class GuardedStdout:
         return getattr(self._stream, name)
 
 
+class QuietStderr:
+    """sys.stderr while a command runs: a write that fails sends descriptor 2 to
+    /dev/null, so that this line and all that follow are dropped, and no OSError
+    reaches a command (train took one from its bar for a full disk and stopped)."""
+
+    def __init__(self, stream):  # None: main() called where descriptor 2 is closed
+        self._stream = stream if stream is not None else open(os.devnull, "w")
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except OSError:
+            self._drop()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError:
+            self._drop()
+
+    def _drop(self) -> None:
+        try:
+            silence(self._stream.fileno())
+            self._stream.flush()  # what is still buffered goes to /dev/null now
+        except (OSError, ValueError):  # no descriptor: each write is dropped alone
+            pass
+
+    def __getattr__(self, name: str):  # isatty, encoding, fileno ...
+        return getattr(self._stream, name)
+
+
 def hold_fd_1() -> None:
     """With descriptor 1 closed, the next file opened (the run's lock, a checkpoint)
     would get it, and whatever writes to descriptor 1 would write into that file."""
@@ -53,6 +90,21 @@ def hold_fd_1() -> None:
         if fd != 1:
             os.dup2(fd, 1)
             os.close(fd)
+
+
+def hold_fd_2() -> None:
+    """As hold_fd_1, for descriptor 2 (`2>&-`), and sys.stderr, None then, becomes
+    /dev/null: print(..., file=None) writes to stdout, and tqdm cannot write to None.
+    What would be shown on stderr is dropped."""
+    try:
+        os.fstat(2)
+    except OSError:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        if fd != 2:
+            os.dup2(fd, 2)
+            os.close(fd)
+        sys.stderr = open(2, "w", buffering=1, errors="backslashreplace",
+                          closefd=False)
 
 
 def silence(fd: int) -> None:
