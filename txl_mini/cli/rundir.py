@@ -20,7 +20,7 @@ from ..files import TEMP_SUFFIX, atomic_path, remove_stale_temps
 from . import plural
 from .lock import LOCK_NAME, RunLock
 from .options import PROBE, UsageError, check_writable
-from .paths import check_out, writable_folder
+from .paths import check_out, refuse_special, writable_folder
 
 FILES = ("config.json", "metrics.jsonl", "curves.png", "last.pt", "best.pt")
 
@@ -64,6 +64,7 @@ def prepare_run_dir(args, created: list, named: str = "--run-dir") -> RunLock:
     `named`: how to name the run directory (paths.choose_run_dir).
     """
     d = args.run_dir
+    refuse_special(d, FILES + (LOCK_NAME,))  # before anything opens one
     out = check_out(args.out, d, FILES + (LOCK_NAME,)) if args.out else None
     if not args.resume:  # a resumed DIR is checked by the resume options
         _check_new(args, d, created, named)
@@ -71,11 +72,6 @@ def prepare_run_dir(args, created: list, named: str = "--run-dir") -> RunLock:
         writable_folder(os.path.dirname(out), "--out", created)
     if args.resume:  # read-only (a copy on a CD): input refused, not a failed run
         check_writable(d, "--resume")
-    for name in FILES + (LOCK_NAME,):  # else it fails mid-way, naming no cause
-        path = os.path.join(d, name)
-        if os.path.isdir(path) and not os.path.islink(path):
-            raise UsageError(f"{path} is a directory, not a file of the run; move it "
-                             "away")
     lock = RunLock(d)
     for name in FILES:  # what atomic writes killed mid-way left here
         remove_stale_temps(os.path.join(d, name))

