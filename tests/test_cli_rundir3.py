@@ -75,3 +75,15 @@ def test_a_resume_refuses_a_run_file_that_is_no_regular_file(paused, tmp_path, n
     refused(res, r / name, what)
     assert "no config.json there" not in res.stderr
     assert not (r / name).is_file()  # left as it was, not written over
+
+
+def test_a_closed_pipe_at_the_first_line_leaves_no_empty_folders(tmp_path, text):
+    """`train ... --run-dir hp4/a/b | true`: 141, and hp4, hp4/a, hp4/a/b were left
+    empty (`>/dev/full` removed them)."""
+    p = subprocess.Popen([sys.executable, "-m", "txl_mini", "train",
+                          *tiny(text, tmp_path / "hp4" / "a" / "b")], env=ENV,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p.stdout.close()  # the reader is gone before train's first line
+    err = p.stderr.read()
+    assert p.wait(timeout=120) == 141, err
+    assert err == "" and not (tmp_path / "hp4").exists()
