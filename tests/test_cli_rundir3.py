@@ -3,6 +3,7 @@ sockets, a closed pipe at train's first line, a resume from a moved text, a run
 directory named after --out, a checkpoint that is a dangling link (subprocesses;
 each test failed before its fix)."""
 
+import json
 import os
 import shutil
 import socket
@@ -87,3 +88,26 @@ def test_a_closed_pipe_at_the_first_line_leaves_no_empty_folders(tmp_path, text)
     err = p.stderr.read()
     assert p.wait(timeout=120) == 141, err
     assert err == "" and not (tmp_path / "hp4").exists()
+
+
+def test_a_resume_from_a_moved_text_records_its_new_path(tmp_path):
+    """train --path mv1.txt; mv mv1.txt mv2.txt; `--resume mvr --path mv2.txt` went
+    on, but the next `--resume mvr` said mv1.txt 'is gone; give it with --resume mvr
+    --path FILE': config.json still named mv1.txt, last.pt's meta mv2.txt."""
+    from cli_text import words
+
+    mv1, mv2, run = tmp_path / "mv1.txt", tmp_path / "mv2.txt", tmp_path / "mvr"
+    mv1.write_text(words(2000))
+    assert train(*tiny(mv1, run, steps=6), "--pause-at", "2").returncode == 0
+    mv1.rename(mv2)
+    res = train("--resume", run, "--path", mv2, "--pause-at", "3")
+    assert res.returncode == 0, res.stderr
+    config = json.loads((run / "config.json").read_text())
+    assert config["args"]["path"] == config["corpus"]["path"] == str(mv2)
+    res = train("--resume", run, "--pause-at", "4")
+    assert res.returncode == 0, res.stderr
+    res = train("--resume", run)  # to its end
+    assert res.returncode == 0 and "trained 6 steps" in res.stdout, res.stderr
+    res = train("--resume", run)
+    assert res.returncode == 0, res.stderr
+    assert f"{run} is finished: step 6 of 6" in res.stderr

@@ -214,9 +214,10 @@ def summary(args, run, valid) -> None:
         print("note: matplotlib is not installed, so no curves.png was drawn")
 
 
-def announce(args, run, corpus, tokens, device, world) -> None:
+def announce(args, run, corpus, tokens, device, world, saved=None) -> None:
     """One line (first: a stdout that fails leaves nothing written), config.json (a
-    new run) or the trimmed metrics (a resumed one), a note if warm-up outlasts it."""
+    new run; a resumed one's, `saved`, with the new path of a text given a --path)
+    and the trimmed metrics (a resumed one), a note if warm-up outlasts it."""
     where = f" ({args.path})" if args.path else ""
     again = f"; resuming at step {run.step}" if args.resume else ""
     print(f"corpus: {args.corpus}{where}, {len(tokens):,} training chars; device: "
@@ -228,7 +229,11 @@ def announce(args, run, corpus, tokens, device, world) -> None:
     if args.resume:  # drop lines logged after last.pt (a crash leaves some)
         write_text(os.path.join(run.dir, "metrics.jsonl"),
                    "".join(json.dumps(h) + "\n" for h in run.history))
-    else:
+    if args.resume and args.path != saved["args"].get("path"):  # the text moved:
+        moved = {**saved, "args": {**saved["args"], "path": args.path},  # later
+                 "corpus": {**saved["corpus"], "path": args.path}}  # resumes read it
+        write_text(os.path.join(run.dir, "config.json"), json.dumps(moved, indent=1))
+    elif not args.resume:
         write_text(os.path.join(run.dir, "config.json"), json.dumps({
             "args": vars(args), "model": asdict(run.model.cfg), "model_class":
             type(run.model).__name__, "corpus": corpus, "world_size": world}, indent=1))

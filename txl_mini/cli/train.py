@@ -180,7 +180,7 @@ def main(argv=None, on_step=None) -> int:
             rundir.clear_run_dir(args.run_dir)
         run = Run(args, cfg, tc, tokens, valid, corpus, device, last)
         if rank == 0:
-            rundir.announce(args, run, corpus, tokens, device, world)
+            rundir.announce(args, run, corpus, tokens, device, world, saved)
         stop_flag: dict = {}
         try:
             with stop.signals_caught(stop_flag):
