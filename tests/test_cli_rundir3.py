@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 import pytest
-from test_cli_faults import ENV, one_line, tiny
+from test_cli_faults import ENV, one_line, tiny, txl
 
 PROG = "python -m txl_mini train"
 
@@ -111,3 +111,20 @@ def test_a_resume_from_a_moved_text_records_its_new_path(tmp_path):
     res = train("--resume", run)
     assert res.returncode == 0, res.stderr
     assert f"{run} is finished: step 6 of 6" in res.stderr
+
+
+def test_a_run_dir_from_out_is_named_as_such(tmp_path, text):
+    """With only --out o.pt, the run directory o (a file, or someone else's folder)
+    was blamed on '--run-dir', an option never given."""
+    args = tiny(text, "x")[:-2]  # no --run-dir
+    (tmp_path / "o").write_text("mine\n")
+    res = txl("train", *args, "--out", "o.pt", cwd=tmp_path)
+    assert one_line(res, 2) == (f"{PROG}: error: o, the run directory of --out o.pt, "
+                                "is a file, not a directory")
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "notes.txt").write_text("mine\n")
+    res = txl("train", *args, "--out", "p.pt", cwd=tmp_path)
+    assert one_line(res, 2) == (
+        f"{PROG}: error: p, the run directory of --out p.pt, is not a run directory "
+        "of python -m txl_mini train (it holds notes.txt); give a new or empty "
+        "directory with --run-dir DIR")

@@ -80,16 +80,17 @@ def prepare_run_dir(args, created: list, named: str = "--run-dir") -> RunLock:
 
 def _check_new(args, d: str, created: list, named: str) -> None:
     """A new run: DIR empty, ours to --overwrite, or made here; --out a new file."""
+    who = f"--run-dir {d}" if named == "--run-dir" else f"{d}, {named},"
     if os.path.exists(d) and not os.path.isdir(d):
-        raise UsageError(f"--run-dir {d} is a file, not a directory")
+        raise UsageError(f"{who} is a file, not a directory")
     if os.path.isdir(d) and os.listdir(d):
         foreign = _foreign(d, args.out)
         if foreign or (os.path.exists(os.path.join(d, "config.json"))
                        and not is_run_dir(d)):
             what = ", ".join(foreign[:3] or ["config.json"])
-            raise UsageError(f"--run-dir {d} is not a run directory of python -m "
-                             f"txl_mini train (it holds {what}); give a new or "
-                             "empty directory")
+            raise UsageError(f"{who} is not a run directory of python -m txl_mini "
+                             f"train (it holds {what}); give a new or empty directory"
+                             + ("" if named == "--run-dir" else " with --run-dir DIR"))
         if not args.overwrite and set(os.listdir(d)) & set(FILES):
             raise UsageError(f"run directory {d} already exists; pass --resume {d} "
                              "to continue it or --overwrite to start over")
