@@ -128,3 +128,15 @@ def test_a_run_dir_from_out_is_named_as_such(tmp_path, text):
         f"{PROG}: error: p, the run directory of --out p.pt, is not a run directory "
         "of python -m txl_mini train (it holds notes.txt); give a new or empty "
         "directory with --run-dir DIR")
+
+
+@pytest.mark.parametrize("command", ["evaluate", "sample"])
+def test_a_dangling_link_as_checkpoint_is_named_so(tmp_path, command):
+    """`evaluate gone.pt` with gone.pt -> missing.pt said 'no such checkpoint file',
+    exit 1, while `ls` shows gone.pt there."""
+    link = tmp_path / "gone.pt"
+    os.symlink("missing.pt", link)
+    res = txl(command, link)
+    assert one_line(res, 2) == (f"python -m txl_mini {command}: error: {link} is a "
+                                "symbolic link to missing.pt, which is missing; give "
+                                "a checkpoint")

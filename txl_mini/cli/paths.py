@@ -44,6 +44,14 @@ def refuse_loop(path: str, what: str) -> None:
         raise UsageError(f"{path} is a symbolic link loop; give {what}")
 
 
+def refuse_dangling(path: str, what: str) -> None:
+    """An input path that is a symbolic link to a file gone: said so, exit 2 (not
+    'no such file' for a name `ls` shows)."""
+    if os.path.islink(path) and not os.path.exists(path) and not is_loop(path):
+        raise UsageError(f"{path} is a symbolic link to {os.readlink(path)}, which is "
+                         f"missing; give {what}")
+
+
 def choose_run_dir(args) -> str:
     """Set args.run_dir (--resume's, --run-dir, else --out's name without .pt) and
     args.out absolute; returns how messages name the run directory: an option the
