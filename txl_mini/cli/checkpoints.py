@@ -20,7 +20,7 @@ from ..checkpoint import load_checkpoint
 from ..config import ModelConfig
 from ..corpus import BOOK_CORPORA
 from .options import UsageError, pick_device, set_threads
-from .paths import expand, refuse_loop
+from .paths import expand, refuse_dangling, refuse_loop
 
 NoneType = type(None)
 # meta's fields a command reads (evaluate: the corpus to rebuild), their types and
@@ -53,6 +53,7 @@ def open_checkpoint(args) -> tuple:
     device = pick_device(args.device)
     path = expand(args.checkpoint)  # `~/r`: quoted, or after '='
     refuse_loop(path, "a checkpoint")  # else 'no such checkpoint file'
+    refuse_dangling(path, "a checkpoint")
     if os.path.isdir(path):
         found = [os.path.join(path, n) for n in ("best.pt", "last.pt")
                  if os.path.isfile(os.path.join(path, n))]

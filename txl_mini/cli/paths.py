@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 
 from .options import UsageError, check_output, check_writable
 
@@ -41,6 +42,14 @@ def refuse_loop(path: str, what: str) -> None:
     """An input path (a checkpoint, a text file) that is a loop: one line, exit 2."""
     if is_loop(path):
         raise UsageError(f"{path} is a symbolic link loop; give {what}")
+
+
+def refuse_dangling(path: str, what: str) -> None:
+    """An input path that is a symbolic link to a file gone: said so, exit 2 (not
+    'no such file' for a name `ls` shows)."""
+    if os.path.islink(path) and not os.path.exists(path) and not is_loop(path):
+        raise UsageError(f"{path} is a symbolic link to {os.readlink(path)}, which is "
+                         f"missing; give {what}")
 
 
 def choose_run_dir(args) -> str:
@@ -95,6 +104,38 @@ def not_a_folder(path: str) -> str:
     except OSError as e:  # a link to something gone
         return f"is a broken symbolic link ({e.strerror})"
     return "is a file, not a directory"
+
+
+KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+         (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+         (stat.S_ISSOCK, "a socket"))
+
+
+def not_regular(path: str) -> str | None:
+    """What `path` is if it is there but neither a regular file nor a link to one
+    ('a FIFO (named pipe)', 'a symbolic link to /dev/zero, a character device');
+    None if it is one, or is not there (a link to nothing or a loop included)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((k for test, k in KINDS if test(mode)), "not a regular file")
+    return (f"a symbolic link to {os.readlink(path)}, {kind}" if os.path.islink(path)
+            else kind)
+
+
+def refuse_special(folder: str, names: tuple) -> None:
+    """Each of a run's files (`names`) in `folder` that is there: a regular file or a
+    link to one. Else refused before anything opens it: a FIFO blocked train's open
+    for ever, a link to /dev/zero read until memory ran out, a directory failed
+    mid-way naming no cause."""
+    for name in names:
+        path = os.path.join(folder, name)
+        what = not_regular(path)
+        if what:
+            raise UsageError(f"{path} is {what}, not a file of the run; move it away")
 
 
 def check_out(out: str, d: str, own: tuple) -> str:

@@ -26,7 +26,7 @@ from ..checkpoint import (
 from .checkpoints import check_meta, check_state
 from .lock import LOCK_NAME
 from .options import UsageError, flag
-from .paths import check_out, writable_folder
+from .paths import check_out, refuse_special, writable_folder
 from .rundir import FILES, naming, remove_created
 
 # the only options a resumed run may change; --path only to the same text (its sha1
@@ -43,6 +43,7 @@ def restore_options(args, argv, parser: argparse.ArgumentParser, check) -> dict:
     config.json. `check(args)` checks the values, as on the command line (where it
     raises, config.json was edited). A different --threads continues the run, but
     not bitwise exactly."""
+    refuse_special(args.resume, FILES + (LOCK_NAME,))  # before config.json is read
     if not os.path.isfile(os.path.join(args.resume, "config.json")):
         raise UsageError(f"--resume {args.resume}: no config.json there; is it a run "
                          "directory written by python -m txl_mini train?")

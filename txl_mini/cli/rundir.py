@@ -20,7 +20,7 @@ from ..files import TEMP_SUFFIX, atomic_path, remove_stale_temps
 from . import plural
 from .lock import LOCK_NAME, RunLock
 from .options import PROBE, UsageError, check_writable
-from .paths import check_out, writable_folder
+from .paths import check_out, refuse_special, writable_folder
 
 FILES = ("config.json", "metrics.jsonl", "curves.png", "last.pt", "best.pt")
 
@@ -64,6 +64,7 @@ def prepare_run_dir(args, created: list, named: str = "--run-dir") -> RunLock:
     `named`: how to name the run directory (paths.choose_run_dir).
     """
     d = args.run_dir
+    refuse_special(d, FILES + (LOCK_NAME,))  # before anything opens one
     out = check_out(args.out, d, FILES + (LOCK_NAME,)) if args.out else None
     if not args.resume:  # a resumed DIR is checked by the resume options
         _check_new(args, d, created, named)
@@ -71,11 +72,6 @@ def prepare_run_dir(args, created: list, named: str = "--run-dir") -> RunLock:
         writable_folder(os.path.dirname(out), "--out", created)
     if args.resume:  # read-only (a copy on a CD): input refused, not a failed run
         check_writable(d, "--resume")
-    for name in FILES + (LOCK_NAME,):  # else it fails mid-way, naming no cause
-        path = os.path.join(d, name)
-        if os.path.isdir(path) and not os.path.islink(path):
-            raise UsageError(f"{path} is a directory, not a file of the run; move it "
-                             "away")
     lock = RunLock(d)
     for name in FILES:  # what atomic writes killed mid-way left here
         remove_stale_temps(os.path.join(d, name))
@@ -84,16 +80,17 @@ def prepare_run_dir(args, created: list, named: str = "--run-dir") -> RunLock:
 
 def _check_new(args, d: str, created: list, named: str) -> None:
     """A new run: DIR empty, ours to --overwrite, or made here; --out a new file."""
+    who = f"--run-dir {d}" if named == "--run-dir" else f"{d}, {named},"
     if os.path.exists(d) and not os.path.isdir(d):
-        raise UsageError(f"--run-dir {d} is a file, not a directory")
+        raise UsageError(f"{who} is a file, not a directory")
     if os.path.isdir(d) and os.listdir(d):
         foreign = _foreign(d, args.out)
         if foreign or (os.path.exists(os.path.join(d, "config.json"))
                        and not is_run_dir(d)):
             what = ", ".join(foreign[:3] or ["config.json"])
-            raise UsageError(f"--run-dir {d} is not a run directory of python -m "
-                             f"txl_mini train (it holds {what}); give a new or "
-                             "empty directory")
+            raise UsageError(f"{who} is not a run directory of python -m txl_mini "
+                             f"train (it holds {what}); give a new or empty directory"
+                             + ("" if named == "--run-dir" else " with --run-dir DIR"))
         if not args.overwrite and set(os.listdir(d)) & set(FILES):
             raise UsageError(f"run directory {d} already exists; pass --resume {d} "
                              "to continue it or --overwrite to start over")
@@ -218,9 +215,10 @@ def summary(args, run, valid) -> None:
         print("note: matplotlib is not installed, so no curves.png was drawn")
 
 
-def announce(args, run, corpus, tokens, device, world) -> None:
+def announce(args, run, corpus, tokens, device, world, saved=None) -> None:
     """One line (first: a stdout that fails leaves nothing written), config.json (a
-    new run) or the trimmed metrics (a resumed one), a note if warm-up outlasts it."""
+    new run; a resumed one's, `saved`, with the new path of a text given a --path)
+    and the trimmed metrics (a resumed one), a note if warm-up outlasts it."""
     where = f" ({args.path})" if args.path else ""
     again = f"; resuming at step {run.step}" if args.resume else ""
     print(f"corpus: {args.corpus}{where}, {len(tokens):,} training chars; device: "
@@ -232,7 +230,11 @@ def announce(args, run, corpus, tokens, device, world) -> None:
     if args.resume:  # drop lines logged after last.pt (a crash leaves some)
         write_text(os.path.join(run.dir, "metrics.jsonl"),
                    "".join(json.dumps(h) + "\n" for h in run.history))
-    else:
+    if args.resume and args.path != saved["args"].get("path"):  # the text moved:
+        moved = {**saved, "args": {**saved["args"], "path": args.path},  # later
+                 "corpus": {**saved["corpus"], "path": args.path}}  # resumes read it
+        write_text(os.path.join(run.dir, "config.json"), json.dumps(moved, indent=1))
+    elif not args.resume:
         write_text(os.path.join(run.dir, "config.json"), json.dumps({
             "args": vars(args), "model": asdict(run.model.cfg), "model_class":
             type(run.model).__name__, "corpus": corpus, "world_size": world}, indent=1))

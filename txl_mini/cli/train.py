@@ -180,7 +180,7 @@ def main(argv=None, on_step=None) -> int:
             rundir.clear_run_dir(args.run_dir)
         run = Run(args, cfg, tc, tokens, valid, corpus, device, last)
         if rank == 0:
-            rundir.announce(args, run, corpus, tokens, device, world)
+            rundir.announce(args, run, corpus, tokens, device, world, saved)
         stop_flag: dict = {}
         try:
             with stop.signals_caught(stop_flag):
@@ -203,7 +203,9 @@ def main(argv=None, on_step=None) -> int:
     except stop.Abort as e:
         return fail(PROG, f"{e.name} again: stopped at once without saving; "
                     f"{rundir.kept(args.run_dir)}", stop.exit_code(e.name))
-    except BrokenPipeError:  # `train ... | head -1`: cli/__init__.py says nothing
+    except BrokenPipeError:  # `train ... | head -1`: cli/__init__.py says nothing;
+        _release(lock)  # at the first line, the folders made for the run are empty
+        rundir.remove_created(created)
         raise
     except (KeyboardInterrupt, UsageError, RunError, DataError, OSError, ValueError,
             StdoutFailed) as e:  # before or outside the loop: unlock, tidy up
