@@ -119,7 +119,8 @@ def test_a_changed_recorded_text_is_exit_2_in_train_as_in_evaluate(d):
 
 
 @pytest.mark.parametrize("argv, line", [
-    (["data", "stats", "{t}"], "data: error: {t} is a directory; give a text file"),
+    (["data", "stats", "{t}"],
+     "data stats: error: {t} is a directory; give a text file"),
     (["train", *tiny("{t}", "{t}/r")],
      "train: error: --path {t} is a directory; give a text file"),
     (["evaluate", "{d}/same", "--path", "{t}"],
