@@ -91,16 +91,16 @@ def test_bad_checkpoint_files(tmp_path, capsys, content, words):
     path = tmp_path / "x.pt"
     if content is not None:
         path.write_bytes(content)
-    code, _, err = ev(capsys, path)
-    assert code == 1 and words in err and str(path) in err and err.count("\n") == 1
+    code, _, err = ev(capsys, path)  # bad input, exit 2 (was 1)
+    assert code == 2 and words in err and str(path) in err and err.count("\n") == 1
 
 
 def test_truncated_checkpoint(run, tmp_path, capsys):
     data = (run / "r" / "last.pt").read_bytes()
     path = tmp_path / "cut.pt"
     path.write_bytes(data[: len(data) // 3])
-    code, _, err = ev(capsys, path)
-    assert (code == 1 and "truncated" in err and str(path) in err
+    code, _, err = ev(capsys, path)  # bad input, exit 2 (was 1)
+    assert (code == 2 and "truncated" in err and str(path) in err
             and err.count("\n") == 1)
 
 
