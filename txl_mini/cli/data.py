@@ -71,6 +71,8 @@ def _cmd_stats(args: argparse.Namespace) -> None:
     refuse_directory(args.file, args.file)
     refuse_missing(args.file)  # or a loop
     text = read_text_file(args.file)  # one character per byte, as train reads it
+    if not text:  # no statistic of nothing; train and evaluate refuse it alike
+        raise UsageError(f"{args.file} is empty: there is no text in it")
     _print_stats(text, args.file, "char" if text.isascii() else "byte")
     if not text.isascii():  # UTF-8 letters are two bytes or more: say what is counted
         print("  not ASCII: train reads a file one byte per character, as counted "
