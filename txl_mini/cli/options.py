@@ -39,10 +39,9 @@ def fail(prog: str, msg: str, code: int = 2, before: str = "") -> int:
 
 def rank_zero() -> bool:
     """False only for the ranks > 0 of several processes (torchrun sets WORLD_SIZE and
-    RANK): a RANK alone, or a value no launcher sets (RANK >= WORLD_SIZE), silences
-    nothing."""
-    world, rank = os.environ.get("WORLD_SIZE", "1"), os.environ.get("RANK", "0")
-    return not (world.isdigit() and rank.isdigit() and 0 < int(rank) < int(world))
+    RANK): a RANK alone, or variables ddp.world_size refuses, silence nothing."""
+    from .ddp import launched_rank  # here, as ddp imports this module
+    return launched_rank() == 0
 
 
 def command(prog: str, errors: tuple = ()):
