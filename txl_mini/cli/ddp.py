@@ -8,7 +8,7 @@ import re
 import torch
 import torch.distributed as dist
 
-from .options import UsageError
+from .errors import UsageError
 
 
 def rank_world() -> tuple[int, int]:
