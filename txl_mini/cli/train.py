@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import inspect
 import math
 import os
 import sys
@@ -49,7 +50,7 @@ WRITE_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)
 # rows past the corpus' 27 characters are never used; a bound keeps a typo from
 # asking for a GiB-sized embedding (or an allocation that fails mid-run)
 MAX_VOCAB = 256
-BETA1 = torch.optim.Adam([torch.zeros(1)]).defaults["betas"][0]  # cli/run.py's Adam
+BETA1 = inspect.signature(torch.optim.Adam).parameters["betas"].default[0]  # run.py's
 
 
 def build_parser() -> argparse.ArgumentParser:
