@@ -171,7 +171,7 @@ def test_a_bad_prompt_names_the_option(d, prompt, line):
 def test_text8_messages_name_the_options(tmp_path):
     """'or omit path to download', 'Pass cache_dir=...': load_text8's arguments,
     shown to a user of python -m txl_mini data text8."""
-    line = one_line(txl("data", "text8", "--path", tmp_path / "nope"), 1)
+    line = one_line(txl("data", "text8", "--path", tmp_path / "nope"), 2)
     assert line.endswith("Give --path text8.zip or the unzipped text8 file, or "
                          "leave it out to download http://mattmahoney.net/dc/text8.zip."
                          ), line

@@ -201,7 +201,7 @@ def test_a_same_length_checkpoint_evaluates_without_memory(trained, argv):
 
 
 @pytest.mark.parametrize("env, argv, code, line", [
-    ({"RANK": "1"}, ["evaluate", "{d}/nonexist.pt"], 1,
+    ({"RANK": "1"}, ["evaluate", "{d}/nonexist.pt"], 2,
      "evaluate: error: {d}/nonexist.pt: no such checkpoint file"),
     ({"RANK": "x"}, ["sample", "{d}/r", "--temperature", "-1"], 2,
      "sample: error: --temperature must be"),

@@ -334,7 +334,7 @@ def test_cli_smoke_in_a_subprocess(tmp_path):
     assert ("distance 300" in stdout
             and sorted(os.listdir(tmp_path)) == ["deps.tsv", "offline.txt"])
     # a bad path: nonzero exit, one line on stderr that says what failed, no traceback
-    assert bad_rc == 1 and "Traceback" not in bad_err
+    assert bad_rc == 2 and "Traceback" not in bad_err  # bad input
     assert len(bad_err.strip().splitlines()) == 1 and "no such file" in bad_err
 
 
@@ -342,7 +342,7 @@ def test_cli_in_process(tmp_path, capsys):
     out = tmp_path / "offline.txt"
     assert main(["offline", "--chars", "5000", "--out", str(out)]) == 0
     assert main(["stats", str(out)]) == 0 and "5,000 chars" in capsys.readouterr().out
-    assert main(["stats", str(tmp_path / "nope")]) == 1
+    assert main(["stats", str(tmp_path / "nope")]) == 2  # bad input
     bad = tmp_path / "x"
     assert main(["offline", "--chars", "100", "--distances", "8",
                  "--out", str(bad)]) == 2  # a bad option value: usage, exit 2

@@ -16,7 +16,7 @@ import os
 
 import torch
 
-from ..checkpoint import load_checkpoint
+from ..checkpoint import CheckpointError, CheckpointUnreadable, load_checkpoint
 from ..config import ModelConfig
 from ..corpus import BOOK_CORPORA
 from .options import UsageError, pick_device, set_threads
@@ -48,7 +48,8 @@ def corpus_name(corpus):
 def open_checkpoint(args) -> tuple:
     """evaluate's and sample's --threads, --device and checkpoint, in that order:
     (model, meta, path, device). A run directory stands for its best.pt (else
-    last.pt)."""
+    last.pt). A file that is no checkpoint is bad input (exit 2), one this process
+    may not read is not (exit 1)."""
     set_threads(args.threads)
     device = pick_device(args.device)
     path = expand(args.checkpoint)  # `~/r`: quoted, or after '='
@@ -62,7 +63,12 @@ def open_checkpoint(args) -> tuple:
                              "it (a run before its first checkpoint?); give a "
                              "checkpoint")
         path = found[0]
-    model, meta = load_checkpoint(path, device)
+    try:
+        model, meta = load_checkpoint(path, device)
+    except CheckpointUnreadable:  # 'cannot read PATH: Permission denied': exit 1
+        raise
+    except CheckpointError as e:  # missing, empty, not one, damaged: bad input
+        raise UsageError(str(e)) from None
     check_meta(meta, path)
     return model, meta, path, device
 

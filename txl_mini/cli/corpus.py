@@ -15,7 +15,7 @@ from ..data import MAX_TEXT_BYTES, OFFLINE_CHARS, CharVocab, corpus_splits
 from ..text8 import DataError
 from . import plural
 from .options import UsageError, rank_zero
-from .paths import refuse_directory
+from .paths import refuse_directory, refuse_missing
 
 # how text8's messages name load_text8's arguments -> the options that set them
 OPTION_NAMES = {"path=...": "--path", "cache_dir=...": "--cache-dir"}
@@ -27,8 +27,9 @@ def sha1_tokens(tokens: torch.Tensor) -> str:
 
 
 def check_not_empty(path) -> None:
-    """--path: a file with text in it."""
+    """--path: a file with text in it (else exit 2; one we may not read: exit 1)."""
     refuse_directory(path, f"--path {path}")
+    refuse_missing(path)
     if path is not None and os.path.isfile(path) and os.path.getsize(path) == 0:
         raise UsageError(f"--path {path} is empty: there is no text in it")
 

@@ -17,7 +17,13 @@ from ..text8 import TEXT8_CHARS, DataError, load_text8
 from . import plural
 from .corpus import option_names
 from .options import Parser, UsageError, check_output, check_seed, command
-from .paths import expand, not_a_folder, refuse_directory, refuse_empty, refuse_loop
+from .paths import (
+    expand,
+    not_a_folder,
+    refuse_directory,
+    refuse_empty,
+    refuse_missing,
+)
 from .stdout import StdoutFailed, silence
 
 # A temporary file of ours untouched this long is dead: a live write renames its own
@@ -48,8 +54,14 @@ def _print_stats(text: str, label: str, unit: str = "char") -> None:
 def _cmd_text8(args: argparse.Namespace) -> None:
     refuse_empty(("--path", args.path), ("--cache-dir", args.cache_dir))
     args.path, args.cache_dir = expand(args.path), expand(args.cache_dir)
-    with option_names():
-        s = load_text8(args.path, cache_dir=args.cache_dir, progress=not args.quiet)
+    try:
+        with option_names():
+            s = load_text8(args.path, cache_dir=args.cache_dir,
+                           progress=not args.quiet)
+    except DataError as e:  # a --path not there, or a folder: bad input, exit 2
+        if args.path is not None and not os.path.isfile(args.path):
+            raise UsageError(str(e)) from None
+        raise
     print(f"corpus: {s.name} (sha1-verified)")
     for part in ("train", "valid", "test"):
         _print_stats(getattr(s, part), f"{s.name} {part}")
@@ -58,9 +70,11 @@ def _cmd_text8(args: argparse.Namespace) -> None:
 def _cmd_stats(args: argparse.Namespace) -> None:
     refuse_empty(("the file argument", args.file))
     args.file = expand(args.file)
-    refuse_loop(args.file, "a text file")  # else 'no such file'
     refuse_directory(args.file, args.file)
+    refuse_missing(args.file)  # or a loop
     text = read_text_file(args.file)  # one character per byte, as train reads it
+    if not text:  # no statistic of nothing; train and evaluate refuse it alike
+        raise UsageError(f"{args.file} is empty: there is no text in it")
     _print_stats(text, args.file, "char" if text.isascii() else "byte")
     if not text.isascii():  # UTF-8 letters are two bytes or more: say what is counted
         print("  not ASCII: train reads a file one byte per character, as counted "

@@ -8,7 +8,7 @@ import re
 import torch
 import torch.distributed as dist
 
-from .options import UsageError
+from .errors import UsageError
 
 
 def rank_world() -> tuple[int, int]:
@@ -55,12 +55,28 @@ def world_size() -> int:
                 raise UsageError(f"WORLD_SIZE={world} in the environment, but {name} "
                                  "is not set (torchrun sets both; unset WORLD_SIZE "
                                  "for one process)")
+        port = os.environ["MASTER_PORT"]
+        if not (re.fullmatch(r"[0-9]+", port) and 1 <= int(port) <= 65535):
+            raise UsageError(f"MASTER_PORT={port!r} in the environment is not a port "
+                             "number, 1 to 65535 (torchrun sets it; unset WORLD_SIZE "
+                             "for one process)")
         rank = _whole("RANK", "a rank", "unset it and WORLD_SIZE")
         if rank >= world:  # else it waits for ranks that never come
             raise UsageError(f"RANK='{rank}' in the environment is not a rank below "
                              f"WORLD_SIZE={world} (torchrun sets both; unset them "
                              "for one process)")
     return world
+
+
+def launched_rank() -> int:
+    """RANK of one of several processes that torchrun started, its variables all
+    valid; else 0. A rank > 0 leaves the run's errors to rank 0, but where the
+    variables themselves are refused, no run began: every process says so."""
+    try:
+        several = world_size() > 1 and local_rank() >= 0
+    except UsageError:
+        return 0
+    return int(os.environ["RANK"]) if several else 0
 
 
 def local_rank() -> int:

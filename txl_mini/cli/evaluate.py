@@ -153,7 +153,6 @@ def main(argv=None) -> int:
         print(f"{PROG}: note: {path} was trained with same_length, which needs "
               "memory: with --mem-len 0 it runs without it (each query sees the "
               "whole segment up to itself)", file=sys.stderr)
-    check_memory(cfg.replace(seg_len=L), B, M, False, device)
     corpus, corpus_path = corpus_of(args, meta, path)
     if corpus_path and not (args.path or args.corpus):  # the one it trained on
         check_recorded(corpus, corpus_path, meta, path)
@@ -165,6 +164,12 @@ def main(argv=None) -> int:
                                   meta.get("offline_chars", OFFLINE_CHARS))
     tokens = split[: args.chars]
     check_length(args, mode, L, len(split), len(tokens), corpus_path or corpus)
+    # no segment and its memory together span more than a stream's T inputs: a
+    # --mem-len past them holds them all, as T does, and needs no more memory (the
+    # key/value cache would make a position table of mem_len + L rows at once)
+    T = len(tokens) // B - 1
+    seg, mem = (min(L, T), min(M, T - min(L, T))) if mode == "segments" else (L, M)
+    check_memory(cfg.replace(seg_len=seg), B, mem, False, device)
     show = not (args.quiet or args.json)
     # the key/value cache serves XL's segments
     cache = (mode == "segments" and not args.no_cache and M > 0
@@ -182,7 +187,8 @@ def main(argv=None) -> int:
                                       clamp_len=changes.get("clamp_len"))
     else:
         res = evaluate_segments(model, tokens, seg_len=L, batch_size=B,
-                                mem_len=args.mem_len, progress=show, cache=cache,
+                                mem_len=None if args.mem_len is None else
+                                min(args.mem_len, T), progress=show, cache=cache,
                                 **changes)
     if res.n_nonfinite or not math.isfinite(res.bpc):
         raise ValueError(f"{path} gives a NaN or infinite loss at {res.n_nonfinite:,} "

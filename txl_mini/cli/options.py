@@ -20,14 +20,12 @@ import torch
 
 from ..config import POS_ENCODINGS, PRESETS, ModelConfig
 from ..files import write_target
+from .ddp import launched_rank
+from .errors import UsageError
 from .stop import stopped
 
 DEVICES = ("auto", "cpu", "cuda", "mps")
 PROBE = ".probe-"  # an empty file that checks a directory is writable
-
-
-class UsageError(Exception):
-    """A bad option value; printed as `PROG: error: ...` with exit status 2."""
 
 
 def fail(prog: str, msg: str, code: int = 2, before: str = "") -> int:
@@ -39,10 +37,8 @@ def fail(prog: str, msg: str, code: int = 2, before: str = "") -> int:
 
 def rank_zero() -> bool:
     """False only for the ranks > 0 of several processes (torchrun sets WORLD_SIZE and
-    RANK): a RANK alone, or a value no launcher sets (RANK >= WORLD_SIZE), silences
-    nothing."""
-    world, rank = os.environ.get("WORLD_SIZE", "1"), os.environ.get("RANK", "0")
-    return not (world.isdigit() and rank.isdigit() and 0 < int(rank) < int(world))
+    RANK): a RANK alone, or variables ddp.world_size refuses, silence nothing."""
+    return launched_rank() == 0
 
 
 def command(prog: str, errors: tuple = ()):

@@ -74,6 +74,15 @@ def refuse_directory(path: str | None, where: str) -> None:
         raise UsageError(f"{where} is a directory; give a text file")
 
 
+def refuse_missing(path: str | None) -> None:
+    """A text file to read that is not there, or a loop: bad input, exit 2, as a
+    directory is (read, it was 'cannot read ...: no such file', exit 1)."""
+    if path is not None:
+        refuse_loop(path, "a text file")
+        if not os.path.exists(path):
+            raise UsageError(f"cannot read {path}: no such file")
+
+
 def writable_folder(folder: str, opt: str, created: list) -> None:
     """`folder`, made if missing (each level made appended to `created`, outermost
     first), and writable by us."""

@@ -9,7 +9,6 @@ import time
 
 import torch
 
-from ..checkpoint import CheckpointError, CheckpointUnreadable
 from ..data import CharVocab
 from ..model import VanillaTransformer
 from ..sample import generate
@@ -63,12 +62,7 @@ def main(argv=None) -> int:
     prompt = vocab.encode(args.prompt)
     if prompt.numel() == 0:
         raise UsageError("--prompt: give at least one character")
-    try:
-        model, meta, path, device = open_checkpoint(args)
-    except CheckpointUnreadable:  # "cannot read PATH: ..." says all (a ValueError)
-        raise
-    except CheckpointError as e:
-        raise ValueError(f"cannot load checkpoint {e}") from None
+    model, meta, path, device = open_checkpoint(args)
     V = model.cfg.vocab_size  # a larger --top-k draws from all V, silently
     if args.top_k is not None and args.top_k > V:
         raise UsageError(f"--top-k must be <= {V}, the checkpoint's vocabulary size, "
