@@ -10,12 +10,30 @@ that evaluate, given the same options, refuses.
 
 from __future__ import annotations
 
+import inspect
+
+import torch
+
 from .options import UsageError
+
+# Adam's beta1 as cli/run.py builds it (torch's default), read from the signature:
+# building an Adam as this module loads made two-rank torchrun runs hang now and then
+BETA1 = inspect.signature(torch.optim.Adam).parameters["betas"].default[0]
 
 # the farthest --clamp-len / --shaw-clip: no context that fits in memory reaches
 # it (a key that far back is 8 GiB of scores per head and layer); torch's int64
 # overflows far above it, and a Shaw table of that many rows is sized at once
 MAX_DISTANCE = 2**31 - 1
+
+
+def check_lr(lr: float) -> None:
+    """Adam's first step is lr / (1 - beta1) and must fit in float32: else torch's
+    traceback at step 1, and again on every --resume."""
+    most = torch.finfo(torch.float32).max * (1 - BETA1)
+    if lr > most:
+        raise UsageError(f"--lr must be <= {most:.2g} (Adam's first step, lr / "
+                         f"(1 - beta1) with beta1 = {BETA1}, must fit in float32), "
+                         f"got {lr}")
 
 
 def check_distances(clamp_len, shaw_clip) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import errno
-import inspect
 import math
 import os
 import sys
@@ -42,7 +41,7 @@ from .options import (
 from .paths import choose_run_dir, expand, refuse_empty
 from .resume import Finished, read_last, restore_options
 from .run import Run, RunError
-from .settings import check_distances, check_model_options
+from .settings import check_distances, check_lr, check_model_options
 from .stdout import StdoutFailed
 
 PROG = "python -m txl_mini train"
@@ -50,7 +49,6 @@ WRITE_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)
 # rows past the corpus' 27 characters are never used; a bound keeps a typo from
 # asking for a GiB-sized embedding (or an allocation that fails mid-run)
 MAX_VOCAB = 256
-BETA1 = inspect.signature(torch.optim.Adam).parameters["betas"].default[0]  # run.py's
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -108,11 +106,7 @@ def check_values(args) -> None:
     for name, v in (("lr", args.lr), ("clip", args.clip)):
         if not (math.isfinite(v) and v > 0):
             raise UsageError(f"--{name} must be a finite number > 0, got {v}")
-    most = torch.finfo(torch.float32).max * (1 - BETA1)  # Adam's step at t = 1 is
-    if args.lr > most:  # lr / (1 - beta1), in float32: else a traceback at step 1
-        raise UsageError(f"--lr must be <= {most:.2g} (Adam's first step, lr / "
-                         f"(1 - beta1) with beta1 = {BETA1}, must fit in float32), "
-                         f"got {args.lr}")
+    check_lr(args.lr)
     check_seed(args.seed)
     check_distances(args.clamp_len, args.shaw_clip)
     refuse_empty(*((flag(n), getattr(args, n)) for n in ("run_dir", "out", "path")))
