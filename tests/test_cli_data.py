@@ -1,12 +1,14 @@
 """Leftovers of python -m txl_mini data: help, missing output folder, stale temp
 files, SIGTERM during a download, a mismatching cached text8.zip moved aside (never
 deleted)."""
+import http.server
 import os
 import signal
 import subprocess
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -60,10 +62,10 @@ def test_mismatching_cache_file_is_moved_aside(tmp_path, capsys):
     assert "moved it to" in capsys.readouterr().err
 
 
-def test_sigterm_during_download_leaves_no_part_file(tmp_path):
-    """A server trickles bytes; SIGTERM mid-download; the temp file must be gone."""
-    import http.server
-
+@contextmanager
+def trickling_server():
+    """A local server that sends text8.zip's 100,000 bytes 100 at a time, 20 a
+    second: a download that is under way for a while. Yields its URL."""
     class Slow(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
             self.send_response(200)
@@ -82,24 +84,37 @@ def test_sigterm_during_download_leaves_no_part_file(tmp_path):
 
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Slow)
     threading.Thread(target=srv.serve_forever, args=(0.05,), daemon=True).start()
-    url = f"http://127.0.0.1:{srv.server_address[1]}/text8.zip"
-    code = ("import sys; from txl_mini.text8 import load_text8; "
-            f"load_text8(cache_dir=sys.argv[1], url={url!r}, progress=False)")
-    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
-    env["PYTHONPATH"] = str(REPO)
-    proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], env=env,
-                            stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.time() + 120
-        while time.time() < deadline and not list(tmp_path.glob(".*.tmp")):
-            time.sleep(0.1)
-        assert list(tmp_path.glob(".*.tmp"))
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=60)
+        yield f"http://127.0.0.1:{srv.server_address[1]}/text8.zip"
     finally:
         srv.shutdown()
         srv.server_close()
-    assert proc.returncode != 0 and "SIGTERM" in err and "Traceback" not in err
+
+
+def terminated_mid_download(code: str, cache_dir) -> tuple:
+    """Run `python -c code URL CACHE_DIR` against trickling_server; SIGTERM once its
+    temporary file is there. (returncode, stderr)."""
+    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
+    env["PYTHONPATH"] = str(REPO)
+    with trickling_server() as url:
+        proc = subprocess.Popen([sys.executable, "-c", code, url, str(cache_dir)],
+                                env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 120
+        while time.time() < deadline and not list(cache_dir.glob(".*.tmp")):
+            time.sleep(0.1)
+        assert list(cache_dir.glob(".*.tmp"))
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    return proc.returncode, err
+
+
+def test_sigterm_during_download_leaves_no_part_file(tmp_path):
+    """A server trickles bytes; SIGTERM mid-download; the temp file must be gone."""
+    code = ("import sys; from txl_mini.text8 import load_text8; "
+            "load_text8(cache_dir=sys.argv[2], url=sys.argv[1], progress=False)")
+    rc, err = terminated_mid_download(code, tmp_path)
+    assert rc != 0 and "SIGTERM" in err and "Traceback" not in err
     assert os.listdir(tmp_path) == []
 
 

@@ -1,17 +1,14 @@
 """Signals at the edges of a command: inside an import (a third probe's SIGTERM 0.3 s
 into train was swallowed there, or left a half-imported module and a traceback), during
 Python's teardown after the result, and during a text8 download."""
-import http.server
 import os
 import signal
-import subprocess
-import sys
-import threading
 import time
 
 import pytest
 from cli_text import words
-from test_cli_faults import ROOT, py, start, tiny, wait_for
+from test_cli_data import terminated_mid_download
+from test_cli_faults import py, start, tiny, wait_for
 from test_cli_signals import needs_proc
 
 # A module whose import takes a second and swallows what is raised meanwhile, as a
@@ -96,45 +93,13 @@ def test_a_signal_early_in_train_is_one_line(tmp_path, sig):
 def test_a_sigterm_during_a_download_is_one_line_and_143(tmp_path):
     """SIGTERM while `data text8` downloads: the download's own handler made it exit 1
     with its own words; now the command's handler takes it, as everywhere else."""
-    class Slow(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            self.send_response(200)
-            self.send_header("Content-Length", "100000")
-            self.end_headers()
-            try:
-                for _ in range(1000):
-                    self.wfile.write(b"x" * 100)
-                    self.wfile.flush()
-                    time.sleep(0.05)
-            except OSError:
-                pass
-
-        def log_message(self, *args):
-            pass
-
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Slow)
-    threading.Thread(target=srv.serve_forever, args=(0.05,), daemon=True).start()
-    url = f"http://127.0.0.1:{srv.server_address[1]}/text8.zip"
     code = ("import functools, sys\n"
             "from txl_mini.cli import data, exit_done, interrupt_once, main\n"
-            f"data.load_text8 = functools.partial(data.load_text8, url={url!r})\n"
+            "data.load_text8 = functools.partial(data.load_text8, url=sys.argv[1])\n"
             "interrupt_once()\n"
-            "argv = ['data', 'text8', '--quiet', '--cache-dir', sys.argv[1]]\n"
+            "argv = ['data', 'text8', '--quiet', '--cache-dir', sys.argv[2]]\n"
             "exit_done(main(argv))\n")
-    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
-    env["PYTHONPATH"] = ROOT
-    proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.time() + 120
-        while time.time() < deadline and not list(tmp_path.glob(".*.tmp")):
-            time.sleep(0.1)
-        assert list(tmp_path.glob(".*.tmp"))
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        srv.shutdown()
-        srv.server_close()
-    assert proc.returncode == 143 and "Traceback" not in err, err
+    rc, err = terminated_mid_download(code, tmp_path)
+    assert rc == 143 and "Traceback" not in err, err
     assert err == "python -m txl_mini data text8: terminated (SIGTERM)\n", err
     assert os.listdir(tmp_path) == []

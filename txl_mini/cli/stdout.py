@@ -80,29 +80,31 @@ class QuietStderr:
         return getattr(self._stream, name)
 
 
-def hold_fd_1() -> None:
-    """With descriptor 1 closed, the next file opened (the run's lock, a checkpoint)
-    would get it, and whatever writes to descriptor 1 would write into that file."""
+def _hold(fd: int) -> bool:
+    """With descriptor `fd` closed, the next file opened (the run's lock, a checkpoint)
+    would get it, and whatever writes to `fd` would write into that file: it is held
+    on /dev/null instead. True if it was closed."""
     try:
-        os.fstat(1)
+        os.fstat(fd)
+        return False
     except OSError:
-        fd = os.open(os.devnull, os.O_WRONLY)
-        if fd != 1:
-            os.dup2(fd, 1)
-            os.close(fd)
+        null = os.open(os.devnull, os.O_WRONLY)
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+        return True
+
+
+def hold_fd_1() -> None:
+    """Descriptor 1 held if closed (`>&-`): see _hold."""
+    _hold(1)
 
 
 def hold_fd_2() -> None:
     """As hold_fd_1, for descriptor 2 (`2>&-`), and sys.stderr, None then, becomes
     /dev/null: print(..., file=None) writes to stdout, and tqdm cannot write to None.
     What would be shown on stderr is dropped."""
-    try:
-        os.fstat(2)
-    except OSError:
-        fd = os.open(os.devnull, os.O_WRONLY)
-        if fd != 2:
-            os.dup2(fd, 2)
-            os.close(fd)
+    if _hold(2):
         sys.stderr = open(2, "w", buffering=1, errors="backslashreplace",
                           closefd=False)
 
