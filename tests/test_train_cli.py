@@ -73,7 +73,7 @@ def test_existing_run_dir_is_refused_unless_overwrite(tmp_path, text, capsys):
     assert "already exists" in err and "--overwrite" in err and err.count("\n") == 1
     # fails after the dir check
     bad_path = ["--overwrite", "--path", str(tmp_path / "missing.txt")]
-    assert train_main(base(text, run_dir, steps=3) + bad_path) == 1
+    assert train_main(base(text, run_dir, steps=3) + bad_path) == 2  # bad input
     # refused: old run intact
     assert read_checkpoint(run_dir / "last.pt")["extra"]["step"] == 2
     assert train_main(base(text, run_dir, steps=3) + ["--overwrite"]) == 0
