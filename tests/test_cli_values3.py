@@ -81,13 +81,15 @@ def test_a_missing_input_file_is_bad_input(paused, tmp_path):
     assert one_line(res, 2) == (f"{PROG} evaluate: error: cannot read {gone}: no "
                                 "such file")
     res = txl("data", "stats", gone)
-    assert one_line(res, 2) == f"{PROG} data: error: cannot read {gone}: no such file"
+    assert one_line(res, 2) == (f"{PROG} data stats: error: cannot read {gone}: no "
+                                "such file")
     hint = ("Give --path text8.zip or the unzipped text8 file, or leave it out to "
             "download http://mattmahoney.net/dc/text8.zip.")
     res = txl("data", "text8", "--path", gone)
-    assert one_line(res, 2) == f"{PROG} data: error: no such file: {gone}. {hint}"
+    assert one_line(res, 2) == f"{PROG} data text8: error: no such file: {gone}. {hint}"
     res = txl("data", "text8", "--path", tmp_path)
-    assert one_line(res, 2) == f"{PROG} data: error: {tmp_path} is a directory. {hint}"
+    assert one_line(res, 2) == (f"{PROG} data text8: error: {tmp_path} is a directory. "
+                                f"{hint}")
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads a file of mode 000")
@@ -122,8 +124,8 @@ def test_data_stats_of_an_empty_file_says_it_is_empty(tmp_path):
     path = tmp_path / "empty.txt"
     path.write_text("")
     res = txl("data", "stats", path)
-    assert one_line(res, 2) == (f"{PROG} data: error: {path} is empty: there is no "
-                                "text in it")
+    assert one_line(res, 2) == (f"{PROG} data stats: error: {path} is empty: there is "
+                                "no text in it")
     assert res.stdout == ""
 
 
