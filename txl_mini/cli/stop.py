@@ -51,8 +51,10 @@ def signals_caught(stop_flag: dict):
 
     old = {}
     if threading.current_thread() is threading.main_thread():  # signals reach it only
+        # one ignored by whoever started us (`trap '' TERM`, a script's `cmd &`) stays
+        # ignored, as before and after the loop and in the other commands
         old = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT,
-                                                             signal.SIGTERM)}
+               signal.SIGTERM) if signal.getsignal(sig) != signal.SIG_IGN}
     try:
         yield
     finally:
