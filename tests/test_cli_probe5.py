@@ -41,3 +41,19 @@ def test_sample_refuses_no_cache_on_a_vanilla_checkpoint(tmp_path, text):
         "sample: error: --no-cache: a vanilla checkpoint has no key/value cache; "
         "drop it"), res.stderr
     assert res.stdout == ""
+
+
+def test_out_is_not_another_runs_file(tmp_path, text):
+    """`train ... --run-dir other --out victim/last.pt --overwrite` replaced another
+    run's last.pt (a running one's too): its training state was gone, and
+    `--resume victim` said 'weights only'. Now refused before any work."""
+    victim = tmp_path / "victim"
+    assert txl("train", *tiny(text, victim, steps=4), "--pause-at", "2").returncode == 0
+    before = (victim / "last.pt").read_bytes()
+    res = txl("train", *tiny(text, tmp_path / "other"), "--overwrite", "--out",
+              victim / "last.pt")
+    assert one_line(res, 2).endswith(
+        f"--out {victim}/last.pt is the last.pt of another run, {victim}; give a file "
+        "outside it"), res.stderr
+    assert (victim / "last.pt").read_bytes() == before
+    assert not (tmp_path / "other").exists()
