@@ -57,3 +57,19 @@ def test_out_is_not_another_runs_file(tmp_path, text):
         "outside it"), res.stderr
     assert (victim / "last.pt").read_bytes() == before
     assert not (tmp_path / "other").exists()
+
+
+def test_sighup_in_the_loop_saves_last_pt(tmp_path, text):
+    """A closed terminal or a dropped ssh session (SIGHUP) killed train silently, with
+    everything since the last save lost (exit 129, no line). Now it stops as SIGTERM
+    does: last.pt saved, one line, 129; --resume continues it."""
+    r = tmp_path / "r"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "txl_mini", "train", *tiny(text, r, steps=100000)],
+        env=ENV, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    wait_for(lambda: (r / "metrics.jsonl").exists())  # inside the loop
+    proc.send_signal(signal.SIGHUP)
+    _, err = proc.communicate(timeout=240)
+    assert proc.returncode == 129 and err.count("\n") == 1, err
+    assert err.startswith(f"SIGHUP: saved {r}/last.pt at step "), err
+    assert (r / "last.pt").exists()
