@@ -124,7 +124,11 @@ def test_sigint_saves_then_resume_finishes(tmp_path, text):
     args = base(text, run_dir, steps=100000)
     env = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1")
     proc = subprocess.Popen([sys.executable, "-m", "txl_mini", "train", *args], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            # as a terminal starts it: a test run in the background
+                            # hands SIGINT on ignored, and an ignored one stays so
+                            preexec_fn=lambda: signal.signal(signal.SIGINT,
+                                                             signal.SIG_DFL))
     deadline = time.time() + 200
     while time.time() < deadline and not (run_dir / "metrics.jsonl").exists():
         time.sleep(0.2)

@@ -159,6 +159,11 @@ def check_out(out: str, d: str, own: tuple) -> str:
     if real in {os.path.realpath(os.path.join(d, n)) for n in own}:
         raise UsageError(f"--out {out} is the run directory's own "
                          f"{os.path.basename(real)}; give a file outside {d}")
+    other = os.path.dirname(real)  # another run's last.pt (even a running one's):
+    if (os.path.basename(real) in own  # its training state, lost to our weights
+            and os.path.isfile(os.path.join(other, "config.json"))):
+        raise UsageError(f"--out {out} is the {os.path.basename(real)} of another "
+                         f"run, {other}; give a file outside it")
     if os.path.isdir(out):
         raise UsageError(f"--out {out} is a directory; give a file name like "
                          f"{os.path.join(out, 'model.pt')}")

@@ -70,8 +70,11 @@ def main(argv=None) -> int:
     gen = None
     if args.seed is not None:
         gen = torch.Generator(device=device).manual_seed(args.seed)
-    # the key/value cache serves Transformer-XL
-    use_cache = not args.no_cache and not isinstance(model, VanillaTransformer)
+    vanilla = isinstance(model, VanillaTransformer)  # the cache serves XL only
+    if args.no_cache and vanilla:  # else ignored in silence (evaluate refuses it too)
+        raise UsageError("--no-cache: a vanilla checkpoint has no key/value cache; "
+                         "drop it")
+    use_cache = not args.no_cache and not vanilla
     how = "key/value cache" if use_cache else "re-running the window"
     if not args.quiet:
         corpus = _shown(corpus_name(meta.get("corpus", "?")))

@@ -1,11 +1,11 @@
 """How a command ends early: Ctrl-C / SIGTERM, a second one, and the one line.
 
-In the training loop the first SIGINT or SIGTERM only sets a flag: the loop finishes
-the current step (or stops a validation within a segment), saves last.pt and exits with
-one line. A second one stops at once without saving; the last checkpoint on disk is
-kept (writes are atomic). Anywhere else SIGTERM is a Ctrl-C: it raises, so that what a
-KeyboardInterrupt tidies (the run's lock, temporary files) is tidied. A signal that
-would raise inside an import waits until the import is done (`deferred`).
+In the training loop the first SIGINT, SIGTERM or SIGHUP only sets a flag: the loop
+finishes the current step (or stops a validation within a segment), saves last.pt and
+exits with one line. A second one stops at once without saving; the last checkpoint on
+disk is kept (writes are atomic). Anywhere else SIGTERM is a Ctrl-C: it raises, so that
+what a KeyboardInterrupt tidies (the run's lock, temporary files) is tidied. A signal
+that would raise inside an import waits until the import is done (`deferred`).
 """
 
 from __future__ import annotations
@@ -36,9 +36,14 @@ class Abort(BaseException):
         self.name = name
 
 
+# what stops the loop with a checkpoint: Ctrl-C, SIGTERM (a scheduler), SIGHUP (the
+# terminal or ssh session closed: by default it killed the run with no last.pt)
+LOOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
 @contextmanager
 def signals_caught(stop_flag: dict):
-    """While inside: SIGINT / SIGTERM set stop_flag["signal"]; a second one raises
+    """While inside: SIGINT / SIGTERM / SIGHUP set stop_flag["signal"]; a second raises
     Abort (and, in case torch.save turns that into its own error, sets "abort")."""
     def handler(signum, frame):
         name = signal.Signals(signum).name
@@ -51,8 +56,10 @@ def signals_caught(stop_flag: dict):
 
     old = {}
     if threading.current_thread() is threading.main_thread():  # signals reach it only
-        old = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT,
-                                                             signal.SIGTERM)}
+        # one ignored by whoever started us (`trap '' TERM`, a script's `cmd &`) stays
+        # ignored, as before and after the loop and in the other commands
+        old = {sig: signal.signal(sig, handler) for sig in LOOP_SIGNALS
+               if signal.getsignal(sig) != signal.SIG_IGN}
     try:
         yield
     finally:
