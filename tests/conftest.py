@@ -1,7 +1,19 @@
 """Fixtures the command-line tests share."""
 
+import signal
+
 import pytest
 from cli_text import words
+
+
+@pytest.fixture
+def sigint_default():
+    """SIGINT at Python's default, as a terminal starts a program: a suite run in the
+    background hands it on ignored, and the training loop leaves an ignored signal
+    alone (for tests that send SIGINT to their own process)."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
 
 
 @pytest.fixture

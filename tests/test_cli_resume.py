@@ -119,6 +119,7 @@ def interrupt_validation_at(monkeypatch, step, segment, signals=1):
     return state
 
 
+@pytest.mark.usefixtures("sigint_default")
 def test_ctrl_c_during_validation_stops_and_resumes_exactly(tmp_path, text, monkeypatch,
                                                              capsys):
     """Item 10: the signal stops validation after 2 of its 5 segments; last.pt says the
@@ -144,6 +145,7 @@ def test_ctrl_c_during_validation_stops_and_resumes_exactly(tmp_path, text, monk
                        read_checkpoint(b / "best.pt")["state_dict"]["embed.weight"])
 
 
+@pytest.mark.usefixtures("sigint_default")
 def test_second_ctrl_c_stops_at_once(tmp_path, text, monkeypatch, capsys):
     """Item 10: a second signal does not wait for anything; last.pt stays as it was."""
     r = tmp_path / "r"
