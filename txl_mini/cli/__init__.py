@@ -94,13 +94,20 @@ def interrupt_once() -> None:
         signal.signal(signal.SIGINT, first)
 
 
-def run_module(name: str) -> None:
-    """`python -m txl_mini.cli.NAME ...` is `python -m txl_mini NAME ...`, through
-    main() above: its closed pipe and Ctrl-C end the same way."""
+def run_process(argv: list) -> None:
+    """A process that runs one command (`python -m txl_mini ...`, or a module's
+    `python -m txl_mini.cli.NAME ...`): Ctrl-C once, descriptors 1 and 2 held before
+    anything opens a file, main(argv), then exit with its status (exit_done)."""
     interrupt_once()
     hold_fd_1()
     hold_fd_2()
-    exit_done(main([name, *sys.argv[1:]]))
+    exit_done(main(argv))
+
+
+def run_module(name: str) -> None:
+    """`python -m txl_mini.cli.NAME ...` is `python -m txl_mini NAME ...`, through
+    main() above: its closed pipe and Ctrl-C end the same way."""
+    run_process([name, *sys.argv[1:]])
 
 
 def exit_done(code: int) -> None:
