@@ -73,7 +73,7 @@ def main(argv=None) -> int:
 def _no_compile_times() -> None:
     """torch's compiler, once imported, prints its compile times at exit, importing
     `tabulate` to do so: out of memory, that import failed with a 20-line traceback
-    after the command's one line. Nothing was compiled: that handler goes."""
+    after the command's one line. It only logs (at info level): that handler goes."""
     utils = sys.modules.get("torch._dynamo.utils")
     if utils is not None and hasattr(utils, "dump_compile_times"):
         atexit.unregister(utils.dump_compile_times)
