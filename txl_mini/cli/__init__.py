@@ -6,10 +6,12 @@ one level up know nothing of argparse, signals or several processes.
 
 from __future__ import annotations
 
+import atexit
 import signal
 import sys
 from importlib import import_module
 
+from .errors import oom_words, out_of_memory
 from .stdout import (
     GuardedStdout,
     QuietStderr,
@@ -52,6 +54,13 @@ def main(argv=None) -> int:
         for stream in (real, sys.stderr):  # no second error at Python's flush
             silence(stream.fileno())
         return 141  # 128 + SIGPIPE, as a killed writer would
+    except (MemoryError, RuntimeError) as e:  # an allocator's failure: one line
+        if not out_of_memory(e):
+            raise
+        e.__traceback__ = None  # its frames hold the tensors: let them go first
+        print(f"{prog}: error: {oom_words(name)}", file=sys.stderr)
+        _no_compile_times()
+        return 1
     except StdoutFailed as e:  # `>/dev/full`, `>&-`: what was asked is not shown
         print(f"{prog}: error: {e}", file=sys.stderr)
         if real is not None:
@@ -59,6 +68,15 @@ def main(argv=None) -> int:
         return 1
     finally:
         sys.stdout, sys.stderr = real, real_err
+
+
+def _no_compile_times() -> None:
+    """torch's compiler, once imported, prints its compile times at exit, importing
+    `tabulate` to do so: out of memory, that import failed with a 20-line traceback
+    after the command's one line. It only logs (at info level): that handler goes."""
+    utils = sys.modules.get("torch._dynamo.utils")
+    if utils is not None and hasattr(utils, "dump_compile_times"):
+        atexit.unregister(utils.dump_compile_times)
 
 
 def _list_commands(argv: list) -> int:

@@ -26,6 +26,7 @@ from ..files import atomic_path
 from .bench_eval import EVAL_LENS, SHAPES, bench_eval, format_eval, memory_flatness
 from .bench_profile import format_profile, profile_step
 from .bench_train import bench_training, device_name, matmul_flops, train_config
+from .errors import CompileFailed
 from .memory import check_memory
 from .options import (
     Parser,
@@ -65,7 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="skip Table 9 at the paper's model shape (skipped by --quick)")
     add("--long-segments", type=int, default=2000,
         help="segments of the memory-flatness evaluation")
-    add("--compile", action="store_true", help="torch.compile the training models")
+    add("--compile", action="store_true",
+        help="torch.compile the training models (CUDA only)")
     add("--profile", action="store_true",
         help="also split one training step per model by torch.profiler (CPU only)")
     add("--quiet", "--no-progress", dest="quiet", action="store_true",
@@ -95,6 +97,10 @@ def check_args(args) -> torch.device:
         device = torch.device("cpu")
     if args.profile and device.type != "cpu":
         raise UsageError("--profile splits CPU time: use it with --device cpu")
+    if args.compile and device.type != "cuda":  # see bench_train.Trainer
+        raise UsageError(f"--compile is for CUDA: on a CPU torch {torch.__version__}'s "
+                         "compiler failed the training step (corrupt tensor shapes) or "
+                         "crashed (segfault); drop --compile here")
     check_bench_memory(args, device)
     return device
 
@@ -130,7 +136,7 @@ def max_attn_len(args) -> int:
     return max(a for a in EVAL_LENS if a <= top)
 
 
-@command(PROG)
+@command(PROG, errors=(CompileFailed,))
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     result = run_bench(args, check_args(args))

@@ -27,6 +27,7 @@ from ..config import ModelConfig
 from ..model import TransformerXL, VanillaTransformer
 from ..speed import synchronize
 from ..train import train_step
+from .errors import CompileFailed, out_of_memory
 
 
 class PeakMemory:
@@ -133,6 +134,10 @@ class Trainer:
     def __init__(self, model, cfg, batch, device, amp, compile_):
         torch.manual_seed(0)
         self.model = model.to(device).train()
+        # --compile is CUDA only (bench.check_args): on a CPU, torch 2.13's inductor
+        # failed the vanilla model's first training step with 'invalid shape dimension
+        # -2797994466021908009' (aot_autograd replaying an output alias), the same with
+        # dynamic=False and one model alone, and once crashed; backend="aot_eager" ran
         self.fn = torch.compile(self.model) if compile_ else self.model
         self.opt = torch.optim.Adam(self.model.parameters(), lr=1e-4)
         self.cfg, self.B, self.device, self.amp = cfg, batch, device, amp
@@ -165,8 +170,16 @@ def bench_training(cfg, batch, device, rounds, steps, amp, compile_, progress):
     trainers = {k: Trainer(m, cfg, batch, device, amp, compile_)
                 for k, (m, _) in models.items()}
     mem = PeakMemory(device)
-    for tr in trainers.values():  # warm-up (fills the memory, compiles)
-        tr.step(2)
+    for name, tr in trainers.items():  # warm-up (fills the memory, compiles)
+        try:
+            tr.step(2)
+        except RuntimeError as e:  # dynamo's and inductor's errors are RuntimeErrors
+            if not compile_ or out_of_memory(e):
+                raise
+            first = (str(e).strip().splitlines() or [""])[0][:200]
+            raise CompileFailed(f"--compile: torch.compile failed in {name}'s first "
+                                f"steps ({type(e).__name__}: {first}); drop --compile"
+                                ) from None
     # per model and round: tokens per wall-clock second, tokens per CPU second of
     # this process, peak memory, its rise
     rounds_of = {k: [] for k in trainers}

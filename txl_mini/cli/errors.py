@@ -1,6 +1,43 @@
-"""The error of a command line's input, apart from cli/options.py (which prints it)
-so that cli/ddp.py, which options asks who may print, can raise it too."""
+"""The errors a command line reports in one line: bad input (UsageError, apart from
+cli/options.py, which prints it, so that cli/ddp.py, which options asks who may print,
+can raise it too) and running out of memory (`out_of_memory`)."""
+
+from __future__ import annotations
+
+import resource
+
+# What torch's allocators say when they fail: the CPU's DefaultCPUAllocator ("can't
+# allocate memory"), a C++ std::bad_alloc, CUDA's OutOfMemoryError ("out of memory").
+OOM_WORDS = ("can't allocate memory", "bad_alloc", "out of memory")
+# what lowers the memory a command needs (sample and data have no such option)
+LOWER = {
+    "train": "--batch-size, --seg-len or --mem-len, or the model's size",
+    "evaluate": "--batch-size, --seg-len or --mem-len",
+    "bench": "--batch, --eval-batch or --max-attn-len, or use --quick",
+}
 
 
 class UsageError(Exception):
     """A bad option value; printed as `PROG: error: ...` with exit status 2."""
+
+
+class CompileFailed(Exception):
+    """torch.compile failed (bench --compile): one line, exit 1."""
+
+
+def out_of_memory(e: BaseException) -> bool:
+    """An allocator's failure, and nothing else: MemoryError, or a RuntimeError
+    (torch.cuda.OutOfMemoryError is one) whose text says so."""
+    if isinstance(e, MemoryError):
+        return True
+    return isinstance(e, RuntimeError) and any(w in str(e) for w in OOM_WORDS)
+
+
+def oom_words(name: str | None, when: str = "") -> str:
+    """`out of memory (lower ...)`, naming an address-space limit where one is set
+    (under `ulimit -v` the machine's free memory is not what counts)."""
+    fix = f"lower {LOWER[name]}" if name in LOWER else "free some memory first"
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if soft != resource.RLIM_INFINITY:
+        fix += f"; ulimit -v limits this process to {soft / 2**20:,.0f} MiB"
+    return f"out of memory{when} ({fix})"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import resource
 
 import torch
 
@@ -60,23 +61,51 @@ def check_memory(cfg: ModelConfig, batch_size: int, mem_len: int, training: bool
     """Refuse what cannot fit, advising the options behind it: `run_size`, or the
     model's `model_size` (train's options) where even one stream would not fit."""
     need, parts = memory_estimate(cfg, batch_size, mem_len, training)
-    if device.type == "cuda":
-        have = torch.cuda.get_device_properties(device).total_memory
-    else:
-        try:
-            have = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-        except (ValueError, OSError, AttributeError):
-            have = 1 << 45  # unknown: do not refuse
+    have, where = _available(device)
     if need > have:
-        gib = 2**30
-        detail = ", ".join(f"{name} {b / gib:,.1f} GiB{what}"
-                           for name, b, what in parts)
+        detail = ", ".join(f"{name} {size(b)}{what}" for name, b, what in parts)
         one = memory_estimate(cfg, 1, mem_len, training)[0]  # a single stream
         fix = _advice(max(parts, key=lambda p: p[1])[0], one > have, run_size,
                       model_size)
         raise UsageError(
-            f"this needs roughly {need / gib:,.1f} GiB ({detail}), more than the "
-            f"{have / gib:,.1f} GiB of {device.type} memory here; lower {fix}")
+            f"this needs roughly {size(need)} ({detail}), more than the "
+            f"{size(have)} {where}; lower {fix}")
+
+
+def size(b: float) -> str:
+    """Bytes as the refusals print them: GiB, or MiB below one (an `ulimit -v`)."""
+    return f"{b / 2**30:,.1f} GiB" if b >= 2**30 else f"{b / 2**20:,.0f} MiB"
+
+
+def _available(device: torch.device) -> tuple[int, str]:
+    """Bytes a run may use, and what bounds them: the GPU's memory; on a CPU the
+    physical memory, or less under an address-space limit (`ulimit -v`), of which
+    what the process maps already (torch's libraries: hundreds of MiB) is gone."""
+    if device.type == "cuda":
+        return torch.cuda.get_device_properties(device).total_memory, "of cuda memory"
+    try:
+        have = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        have = 1 << 45  # unknown: do not refuse
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if limit == resource.RLIM_INFINITY or limit >= have:
+        return have, "of cpu memory here"
+    mapped = _mapped()
+    return max(0, limit - mapped), (
+        f"left under this process's address-space limit (ulimit -v, {size(limit)}, "
+        f"of which {size(mapped)} is mapped already)")
+
+
+def _mapped() -> int:
+    """Bytes of address space this process maps now (VmSize); 0 where unknown."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
 
 
 def _advice(largest: str, one_too_big: bool, run_size: str, model_size) -> str:

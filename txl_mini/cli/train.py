@@ -22,6 +22,7 @@ from ..train import TrainConfig
 from . import rundir, stop
 from .corpus import check_offline_chars, load_corpus
 from .ddp import any_rank, local_rank, rank_world, world_size
+from .errors import oom_words, out_of_memory
 from .memory import MODEL_SIZE, check_memory
 from .options import (
     Parser,
@@ -186,9 +187,12 @@ def main(argv=None, on_step=None) -> int:
         try:
             with stop.signals_caught(stop_flag):
                 run.train(stop_flag, on_step)
-        except Exception:  # e.g. torch.save's "unexpected pos" after an Abort in it
+        except Exception as e:  # e.g. torch.save's "unexpected pos" after an Abort
             if stop_flag.get("abort"):
                 raise stop.Abort(stop_flag["abort"]) from None
+            if out_of_memory(e):  # last.pt is as its last save left it (atomic)
+                raise RunError(oom_words("train", f" after step {run.step}") + "; "
+                               + rundir.kept(args.run_dir)) from None
             raise
         trained = True
         if rank == 0:
