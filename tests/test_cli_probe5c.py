@@ -1,0 +1,45 @@
+"""A fifth probe of the command lines, part c: a run whose last.pt was deleted, the
+text evaluate reads, the memory refusal's advice, and a finished run's --out written
+under the run's lock (subprocesses; each failed before its fix)."""
+import json
+
+from test_cli_faults import one_line, tiny, txl
+
+PROG = "python -m txl_mini train"
+
+def test_a_run_whose_last_pt_was_deleted_is_not_started_again(tmp_path, text):
+    """'train --resume r' of a run whose last.pt was deleted by hand started again
+    from step 0 (exit 0) and replaced its best.pt. Now one line, exit 2, naming what
+    is missing and the ways on; best.pt and metrics.jsonl are left as they were."""
+    r = tmp_path / "r"
+    assert txl("train", *tiny(text, r, steps=3), "--pause-at", "2").returncode == 0
+    assert txl("train", "--resume", r).returncode == 0  # finished: step 3 of 3
+    (r / "last.pt").unlink()
+    before = {n: (r / n).read_bytes() for n in ("best.pt", "metrics.jsonl")}
+    res = txl("train", "--resume", r)
+    assert one_line(res, 2) == (
+        f"{PROG}: error: {r}/last.pt is missing, but the run wrote it at step 3 "
+        "(config.json records it); put it back to continue, or start the run again "
+        f"with --run-dir {r} --overwrite and its options")
+    assert res.stdout == "" and not (r / "last.pt").exists()
+    assert {n: (r / n).read_bytes() for n in before} == before
+    r2 = tmp_path / "r2"  # paused: the same
+    assert txl("train", *tiny(text, r2, steps=3), "--pause-at", "1").returncode == 0
+    (r2 / "last.pt").unlink()
+    assert "wrote it at step 1" in one_line(txl("train", "--resume", r2), 2)
+
+
+def test_a_run_stopped_before_its_first_checkpoint_still_starts_again(tmp_path,
+                                                                      text):
+    """What the refusal above must not catch: a run that never wrote a last.pt (here
+    its config.json as such a run leaves it) starts again from step 0."""
+    r = tmp_path / "r"
+    assert txl("train", *tiny(text, r)).returncode == 0
+    config = json.loads((r / "config.json").read_text())
+    for name in ("last.pt", "best.pt", "metrics.jsonl"):
+        (r / name).unlink()
+    config.pop("saved", None)  # as a run that never saved leaves it
+    (r / "config.json").write_text(json.dumps(config, indent=1))
+    res = txl("train", "--resume", r)
+    assert res.returncode == 0 and "resuming at step 0" in res.stdout, res.stderr
+    assert json.loads((r / "config.json").read_text())["saved"] == 2
