@@ -2,8 +2,10 @@
 text evaluate reads, the memory refusal's advice, and a finished run's --out written
 under the run's lock (subprocesses; each failed before its fix)."""
 import json
+import subprocess
+import sys
 
-from test_cli_faults import one_line, tiny, txl
+from test_cli_faults import ENV, one_line, tiny, txl
 
 PROG = "python -m txl_mini train"
 
@@ -43,3 +45,29 @@ def test_a_run_stopped_before_its_first_checkpoint_still_starts_again(tmp_path,
     res = txl("train", "--resume", r)
     assert res.returncode == 0 and "resuming at step 0" in res.stdout, res.stderr
     assert json.loads((r / "config.json").read_text())["saved"] == 2
+
+def test_a_finished_runs_out_is_written_under_the_lock(tmp_path, text):
+    """'train --resume r' of a finished run whose --out is missing wrote --out before
+    it took r's lock: with another train process holding r, it wrote anyway (exit
+    0). Now it is refused as any run directory in use is, and writes nothing."""
+    r, out = tmp_path / "r", tmp_path / "m.pt"
+    assert txl("train", *tiny(text, r), "--out", out).returncode == 0
+    out.unlink()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom txl_mini.cli.lock import "
+         "RunLock\nlock = RunLock(sys.argv[1])\nprint('held', flush=True)\n"
+         "time.sleep(120)", str(r)], env=ENV, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        res = txl("train", "--resume", r)
+        assert one_line(res, 2) == (
+            f"{PROG}: error: {r} is in use by another train process (pid "
+            f"{holder.pid}); wait for it or stop it first")
+        assert not out.exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    res = txl("train", "--resume", r)  # the lock free: written as before
+    assert one_line(res, 0) == (f"{PROG}: {r} is finished: step 2 of 2; wrote {out} "
+                                "from its last.pt")
+    assert out.is_file()

@@ -159,11 +159,6 @@ def main(argv=None, on_step=None) -> int:
         M = 0 if args.vanilla else cfg.mem_len
         check_memory(cfg, args.batch_size // world, M, True, device,
                      model_size=MODEL_SIZE)
-        last = read_last(args.resume, saved, args.steps, device) if saved else None
-        at = last["extra"]["step"] if last else 0
-        if args.pause_at is not None and args.pause_at <= at:
-            raise UsageError(f"--pause-at {args.pause_at}: the run is already at "
-                             f"step {at}")
         named = choose_run_dir(args)  # "--run-dir", or what stands for it
         refused = None
         if rank == 0:
@@ -173,6 +168,13 @@ def main(argv=None, on_step=None) -> int:
                 refused = e
         if any_rank(refused is not None, device):  # all ranks stop together
             raise refused or RunError("rank 0 refused the run directory")
+        # last.pt read under the lock: a finished run's --out is written here, and
+        # another process may be writing last.pt
+        last = read_last(args.resume, saved, args.steps, device) if saved else None
+        at = last["extra"]["step"] if last else 0
+        if args.pause_at is not None and args.pause_at <= at:
+            raise UsageError(f"--pause-at {args.pause_at}: the run is already at "
+                             f"step {at}")
         tokens, valid, corpus = load_corpus(args, cfg, PROG,
                                             saved and saved["corpus"])
         tc = TrainConfig(steps=args.steps, batch_size=args.batch_size, lr=args.lr,
