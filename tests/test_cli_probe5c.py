@@ -5,6 +5,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 from test_cli_faults import ENV, one_line, tiny, txl
 
 PROG = "python -m txl_mini train"
@@ -71,3 +72,26 @@ def test_a_finished_runs_out_is_written_under_the_lock(tmp_path, text):
     assert one_line(res, 0) == (f"{PROG}: {r} is finished: step 2 of 2; wrote {out} "
                                 "from its last.pt")
     assert out.is_file()
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    d = tmp_path_factory.mktemp("ev")
+    (d / "t.txt").write_text(("the cat sat on a mat while seven dogs ran far " * 80))
+    res = txl("train", *tiny(str(d / "t.txt"), d / "r"))
+    assert res.returncode == 0, res.stderr
+    (d / "other.txt").write_text("a dog ran home and back again " * 120)
+    return d
+
+def test_evaluate_names_the_text_it_reads(trained):
+    """'evaluate r --path other.txt' said 'corpus: offline (valid, first N
+    characters)', and --json had no path: which text gave the bpc was not said."""
+    d = trained
+    res = txl("evaluate", d / "r", "--path", d / "other.txt", "--quiet")
+    assert res.returncode == 0, res.stderr
+    assert f"; corpus: offline ({d}/other.txt, valid, first " in res.stdout
+    res = txl("evaluate", d / "r", "--path", d / "other.txt", "--json")
+    assert res.returncode == 0, res.stderr
+    got = json.loads(res.stdout)
+    assert got["path"] == f"{d}/other.txt" and got["corpus"] == "offline"
+    res = txl("evaluate", d / "r", "--json")  # the text it trained on, recorded
+    assert res.returncode == 0 and json.loads(res.stdout)["path"] == f"{d}/t.txt"

@@ -177,9 +177,10 @@ def main(argv=None) -> int:
     if not args.json:
         memory = "" if mode == "sliding" else f", M={M}"  # the window has none
         same = f", same_length window {window}" if window else ""
+        text = f"{corpus_path}, " if corpus_path else ""  # a file, as train names it
         print(f"{path}: {type(model).__name__}, {mode}, L={L}{memory}{same}"
               f"{', key/value cache' if cache else ''}; corpus: "
-              f"{corpus} ({args.split}, first {len(tokens):,} characters)",
+              f"{corpus} ({text}{args.split}, first {len(tokens):,} characters)",
               flush=True)
     if mode == "sliding":
         res = evaluate_sliding_window(model, tokens, context=L,
@@ -196,7 +197,8 @@ def main(argv=None) -> int:
                          "there is no bpc to report")
     if args.json:
         print(json.dumps({"checkpoint": path, "model": type(model).__name__,
-                          "corpus": corpus, "split": args.split, "chars": len(tokens),
+                          "corpus": corpus, "path": corpus_path,
+                          "split": args.split, "chars": len(tokens),
                           "mode": mode, "seg_len": L, "mem_len": M,
                           "clamp_len": changes.get("clamp_len", cfg.clamp_len),
                           "same_length": changes.get("same_length", cfg.same_length),
