@@ -2,6 +2,7 @@
 text evaluate reads, the memory refusal's advice, and a finished run's --out written
 under the run's lock (subprocesses; each failed before its fix)."""
 import json
+import os
 import subprocess
 import sys
 
@@ -95,3 +96,26 @@ def test_evaluate_names_the_text_it_reads(trained):
     assert got["path"] == f"{d}/other.txt" and got["corpus"] == "offline"
     res = txl("evaluate", d / "r", "--json")  # the text it trained on, recorded
     assert res.returncode == 0 and json.loads(res.stdout)["path"] == f"{d}/t.txt"
+
+def memory_gib() -> float:
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+
+
+def test_the_memory_refusal_names_the_layers(tmp_path, text):
+    """'train --preset tiny --n-layer 100000' (with a batch too big for it) said
+    'lower --batch-size, --seg-len or --mem-len', though the layers grow every part
+    as much; '--n-layer 100000' of the book's preset, whose weights alone need 293
+    GiB, was told to lower '..., --seg-len or --mem-len' too, which cannot help."""
+    if not 8 < memory_gib() < 256:
+        pytest.skip("the estimates below are sized for 8 to 256 GiB of memory")
+    res = txl("train", *tiny(text, tmp_path / "r"), "--n-layer", "100000",
+              "--batch-size", "4096")
+    assert one_line(res, 2).endswith(
+        "; lower --batch-size, --seg-len, --mem-len or --n-layer")
+    res = txl("train", "--path", text, "--run-dir", tmp_path / "r", "--n-layer",
+              "100000")
+    line = one_line(res, 2)
+    assert "weights + Adam 293.0 GiB" in line and line.endswith(
+        "; lower the model's size (--d-model, --d-inner, --n-layer, --n-head or "
+        "--d-head)"), line
+    assert not (tmp_path / "r").exists()

@@ -22,7 +22,7 @@ from ..train import TrainConfig
 from . import rundir, stop
 from .corpus import check_offline_chars, load_corpus
 from .ddp import any_rank, local_rank, rank_world, world_size
-from .memory import MODEL_SIZE, check_memory
+from .memory import MODEL_SIZE, TRAIN_RUN_SIZE, check_memory
 from .options import (
     Parser,
     UsageError,
@@ -158,7 +158,7 @@ def main(argv=None, on_step=None) -> int:
                              f"the {world} processes")
         M = 0 if args.vanilla else cfg.mem_len
         check_memory(cfg, args.batch_size // world, M, True, device,
-                     model_size=MODEL_SIZE)
+                     run_size=TRAIN_RUN_SIZE, model_size=MODEL_SIZE)
         named = choose_run_dir(args)  # "--run-dir", or what stands for it
         refused = None
         if rank == 0:
