@@ -169,7 +169,10 @@ def main(argv=None) -> int:
     # key/value cache would make a position table of mem_len + L rows at once)
     T = len(tokens) // B - 1
     seg, mem = (min(L, T), min(M, T - min(L, T))) if mode == "segments" else (L, M)
-    check_memory(cfg.replace(seg_len=seg), B, mem, False, device)
+    # the sliding window runs `wide` windows at once, never more than the text has
+    wide = 64 if B == 1 else B
+    rows = B if mode == "segments" else max(1, min(wide, len(tokens) - L - 1))
+    check_memory(cfg.replace(seg_len=seg), rows, mem, False, device)
     show = not (args.quiet or args.json)
     # the key/value cache serves XL's segments
     cache = (mode == "segments" and not args.no_cache and M > 0
@@ -184,7 +187,7 @@ def main(argv=None) -> int:
               flush=True)
     if mode == "sliding":
         res = evaluate_sliding_window(model, tokens, context=L,
-                                      batch_size=64 if B == 1 else B, progress=show,
+                                      batch_size=wide, progress=show,
                                       clamp_len=changes.get("clamp_len"))
     else:
         res = evaluate_segments(model, tokens, seg_len=L, batch_size=B,
