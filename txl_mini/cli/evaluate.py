@@ -169,7 +169,10 @@ def main(argv=None) -> int:
     # key/value cache would make a position table of mem_len + L rows at once)
     T = len(tokens) // B - 1
     seg, mem = (min(L, T), min(M, T - min(L, T))) if mode == "segments" else (L, M)
-    check_memory(cfg.replace(seg_len=seg), B, mem, False, device)
+    # the sliding window runs `wide` windows at once, never more than the text has
+    wide = 64 if B == 1 else B
+    rows = B if mode == "segments" else max(1, min(wide, len(tokens) - L - 1))
+    check_memory(cfg.replace(seg_len=seg), rows, mem, False, device)
     show = not (args.quiet or args.json)
     # the key/value cache serves XL's segments
     cache = (mode == "segments" and not args.no_cache and M > 0
@@ -177,13 +180,14 @@ def main(argv=None) -> int:
     if not args.json:
         memory = "" if mode == "sliding" else f", M={M}"  # the window has none
         same = f", same_length window {window}" if window else ""
+        text = f"{corpus_path}, " if corpus_path else ""  # a file, as train names it
         print(f"{path}: {type(model).__name__}, {mode}, L={L}{memory}{same}"
               f"{', key/value cache' if cache else ''}; corpus: "
-              f"{corpus} ({args.split}, first {len(tokens):,} characters)",
+              f"{corpus} ({text}{args.split}, first {len(tokens):,} characters)",
               flush=True)
     if mode == "sliding":
         res = evaluate_sliding_window(model, tokens, context=L,
-                                      batch_size=64 if B == 1 else B, progress=show,
+                                      batch_size=wide, progress=show,
                                       clamp_len=changes.get("clamp_len"))
     else:
         res = evaluate_segments(model, tokens, seg_len=L, batch_size=B,
@@ -196,7 +200,8 @@ def main(argv=None) -> int:
                          "there is no bpc to report")
     if args.json:
         print(json.dumps({"checkpoint": path, "model": type(model).__name__,
-                          "corpus": corpus, "split": args.split, "chars": len(tokens),
+                          "corpus": corpus, "path": corpus_path,
+                          "split": args.split, "chars": len(tokens),
                           "mode": mode, "seg_len": L, "mem_len": M,
                           "clamp_len": changes.get("clamp_len", cfg.clamp_len),
                           "same_length": changes.get("same_length", cfg.same_length),

@@ -14,6 +14,8 @@ from .options import UsageError
 # what to lower, by the part of the estimate that is the largest (the command's
 # option names; bench passes its own for the run's size)
 RUN_SIZE = "--batch-size, --seg-len or --mem-len"
+# train's: the scores and activations grow with the layers as with the batch
+TRAIN_RUN_SIZE = "--batch-size, --seg-len, --mem-len or --n-layer"
 MODEL_SIZE = "--d-model, --d-inner, --n-layer, --n-head or --d-head"
 
 
@@ -65,8 +67,9 @@ def check_memory(cfg: ModelConfig, batch_size: int, mem_len: int, training: bool
     if need > have:
         detail = ", ".join(f"{name} {size(b)}{what}" for name, b, what in parts)
         one = memory_estimate(cfg, 1, mem_len, training)[0]  # a single stream
+        weights = parts[2][1] > have  # the model alone: only its size helps
         fix = _advice(max(parts, key=lambda p: p[1])[0], one > have, run_size,
-                      model_size)
+                      model_size, weights)
         raise UsageError(
             f"this needs roughly {size(need)} ({detail}), more than the "
             f"{size(have)} {where}; lower {fix}")
@@ -108,13 +111,15 @@ def _mapped() -> int:
     return 0
 
 
-def _advice(largest: str, one_too_big: bool, run_size: str, model_size) -> str:
-    """What to lower, from the largest part and whether one stream is too much."""
+def _advice(largest: str, one_too_big: bool, run_size: str, model_size,
+            weights_too_big: bool = False) -> str:
+    """What to lower, from the largest part and whether one stream (or the weights
+    alone) is too much."""
     if largest.startswith("Shaw"):
         return "--shaw-clip"
     if not model_size or not (one_too_big or largest.startswith("weights")):
         return run_size
     model = f"the model's size ({model_size})"
-    if largest.startswith("weights"):
+    if largest.startswith("weights") or weights_too_big:
         return model
     return f"{model}, --seg-len or --mem-len"

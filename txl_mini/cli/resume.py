@@ -28,6 +28,7 @@ from .lock import LOCK_NAME
 from .options import UsageError, flag
 from .paths import check_out, refuse_special, writable_folder
 from .rundir import FILES, naming, remove_created
+from .saved import refuse_lost
 
 # the only options a resumed run may change; --path only to the same text (its sha1
 # is checked), e.g. after the file moved
@@ -145,7 +146,8 @@ def read_last(run_dir: str, config: dict, steps: int, device) -> dict:
     """DIR/last.pt, checked against config.json; Finished if no step is left; None
     if the run stopped before its first checkpoint (it starts again from step 0)."""
     path = os.path.join(run_dir, "last.pt")
-    if not os.path.exists(path):
+    if not os.path.exists(path):  # never written, or deleted by hand
+        refuse_lost(run_dir, config)
         return None
     ckpt = read_checkpoint(path, device)
     check_meta(ckpt["meta"], path)

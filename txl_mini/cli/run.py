@@ -25,6 +25,7 @@ from ..model import TransformerXL, VanillaTransformer
 from ..train import NonFiniteLoss, TrainConfig, lr_at, train_step
 from .ddp import any_rank, rank_world, rng_state, set_rng_state
 from .rundir import append_metrics, naming, plot_curves, read_metrics
+from .saved import note_saved
 from .stop import Stop, exit_code
 
 
@@ -56,8 +57,7 @@ class Run:
             model = self._restore(last)
         else:
             torch.manual_seed(tc.seed + self.rank)  # dropout differs between ranks
-        self.model = model
-        self.ddp = model
+        self.model = self.ddp = model
         if self.world > 1:
             ids = [device.index] if device.type == "cuda" else None
             self.ddp = torch.nn.parallel.DistributedDataParallel(model, device_ids=ids)
@@ -112,6 +112,8 @@ class Run:
         with naming(path):  # a full disk can surface in close(), which names no file
             save_checkpoint(path, self.model, self.meta(),
                             optimizer=self.opt if with_state else None, extra=extra)
+        if name == "last.pt":  # a resume that finds none can tell it was deleted
+            note_saved(self.dir, self.step)
         if name == "last.pt" and self.args.out and self.step == self.tc.steps:
             with naming(self.args.out):
                 save_checkpoint(self.args.out, self.model, self.meta())

@@ -14,6 +14,7 @@ import inspect
 
 import torch
 
+from ..text8 import TEXT8_CHARS
 from .options import UsageError
 
 # Adam's beta1 as cli/run.py builds it (torch's default), read from the signature:
@@ -24,6 +25,20 @@ BETA1 = inspect.signature(torch.optim.Adam).parameters["betas"].default[0]
 # it (a key that far back is 8 GiB of scores per head and layer); torch's int64
 # overflows far above it, and a Shaw table of that many rows is sized at once
 MAX_DISTANCE = 2**31 - 1
+
+# rows past the corpus' 27 characters are never used; a bound keeps a typo from
+# asking for a GiB-sized embedding (or an allocation that fails mid-run)
+MAX_VOCAB = 256
+
+
+def check_vocab(vocab_size: int | None) -> None:
+    """--vocab-size: at least the corpus' characters, at most a row per byte value."""
+    if vocab_size is not None and vocab_size < len(TEXT8_CHARS):
+        raise UsageError(f"--vocab-size must be >= {len(TEXT8_CHARS)}, the corpus' "
+                         f"characters (a-z and space), got {vocab_size}")
+    if vocab_size is not None and vocab_size > MAX_VOCAB:
+        raise UsageError(f"--vocab-size must be <= {MAX_VOCAB} (a row per byte value; "
+                         f"the corpus has {len(TEXT8_CHARS)}), got {vocab_size:,}")
 
 
 def check_lr(lr: float) -> None:

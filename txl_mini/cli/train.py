@@ -16,14 +16,14 @@ import torch
 import torch.distributed as dist
 
 from ..config import PRESETS
-from ..data import CORPORA, MAX_OFFLINE_CHARS, OFFLINE_CHARS, TEXT8_CHARS
+from ..data import CORPORA, MAX_OFFLINE_CHARS, OFFLINE_CHARS
 from ..text8 import DataError
 from ..train import TrainConfig
 from . import rundir, stop
 from .corpus import check_offline_chars, load_corpus
 from .ddp import any_rank, local_rank, rank_world, world_size
 from .errors import oom_words, out_of_memory
-from .memory import MODEL_SIZE, check_memory
+from .memory import MODEL_SIZE, TRAIN_RUN_SIZE, check_memory
 from .options import (
     Parser,
     UsageError,
@@ -42,14 +42,11 @@ from .options import (
 from .paths import choose_run_dir, expand, refuse_empty
 from .resume import Finished, read_last, restore_options
 from .run import Run, RunError
-from .settings import check_distances, check_lr, check_model_options
+from .settings import check_distances, check_lr, check_model_options, check_vocab
 from .stdout import StdoutFailed
 
 PROG = "python -m txl_mini train"
 WRITE_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)
-# rows past the corpus' 27 characters are never used; a bound keeps a typo from
-# asking for a GiB-sized embedding (or an allocation that fails mid-run)
-MAX_VOCAB = 256
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -114,12 +111,7 @@ def check_values(args) -> None:
     if args.offline_chars > MAX_OFFLINE_CHARS:
         raise UsageError(f"--offline-chars must be <= {MAX_OFFLINE_CHARS:,} (text8's "
                          f"size), got {args.offline_chars:,}")
-    if args.vocab_size is not None and args.vocab_size < len(TEXT8_CHARS):
-        raise UsageError(f"--vocab-size must be >= {len(TEXT8_CHARS)}, the corpus' "
-                         f"characters (a-z and space), got {args.vocab_size}")
-    if args.vocab_size is not None and args.vocab_size > MAX_VOCAB:
-        raise UsageError(f"--vocab-size must be <= {MAX_VOCAB} (a row per byte value; "
-                         f"the corpus has {len(TEXT8_CHARS)}), got {args.vocab_size:,}")
+    check_vocab(args.vocab_size)
     if args.pause_at is not None and args.pause_at >= args.steps:
         raise UsageError(f"--pause-at {args.pause_at} must be below --steps "
                          f"{args.steps} (the run ends there anyway)")
@@ -159,12 +151,7 @@ def main(argv=None, on_step=None) -> int:
                              f"the {world} processes")
         M = 0 if args.vanilla else cfg.mem_len
         check_memory(cfg, args.batch_size // world, M, True, device,
-                     model_size=MODEL_SIZE)
-        last = read_last(args.resume, saved, args.steps, device) if saved else None
-        at = last["extra"]["step"] if last else 0
-        if args.pause_at is not None and args.pause_at <= at:
-            raise UsageError(f"--pause-at {args.pause_at}: the run is already at "
-                             f"step {at}")
+                     run_size=TRAIN_RUN_SIZE, model_size=MODEL_SIZE)
         named = choose_run_dir(args)  # "--run-dir", or what stands for it
         refused = None
         if rank == 0:
@@ -174,6 +161,13 @@ def main(argv=None, on_step=None) -> int:
                 refused = e
         if any_rank(refused is not None, device):  # all ranks stop together
             raise refused or RunError("rank 0 refused the run directory")
+        # last.pt read under the lock: a finished run's --out is written here, and
+        # another process may be writing last.pt
+        last = read_last(args.resume, saved, args.steps, device) if saved else None
+        at = last["extra"]["step"] if last else 0
+        if args.pause_at is not None and args.pause_at <= at:
+            raise UsageError(f"--pause-at {args.pause_at}: the run is already at "
+                             f"step {at}")
         tokens, valid, corpus = load_corpus(args, cfg, PROG,
                                             saved and saved["corpus"])
         tc = TrainConfig(steps=args.steps, batch_size=args.batch_size, lr=args.lr,

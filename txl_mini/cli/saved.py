@@ -1,0 +1,42 @@
+"""What a run directory records about its saves: config.json's "saved", the step of
+the last last.pt written.
+
+last.pt is written atomically, so it goes missing only by hand. A resume that finds
+none must tell a run that stopped before its first checkpoint (NaN at step 2, a
+second Ctrl-C, a full disk at the first save: it starts again from step 0, as it
+always did) from one whose last.pt was deleted: starting that one again would
+replace its best.pt and throw its steps away. Only this record tells them apart (the
+metrics of a run stopped during its first save look like those of one that saved).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from .options import UsageError
+from .rundir import write_text
+
+
+def note_saved(run_dir: str, step: int) -> None:
+    """Record in config.json that last.pt was written at `step`. Only a note: a full
+    disk loses it (the next save says the disk is full), never the run."""
+    path = os.path.join(run_dir, "config.json")
+    try:
+        with open(path) as f:
+            config = json.load(f)
+        write_text(path, json.dumps({**config, "saved": step}, indent=1))
+    except (OSError, ValueError):
+        pass
+
+
+def refuse_lost(run_dir: str, config: dict) -> None:
+    """No last.pt in `run_dir`, whose config.json says one was written: one line,
+    best.pt untouched. A run that never wrote one starts again."""
+    step = config.get("saved")
+    if not isinstance(step, int) or isinstance(step, bool):
+        return
+    raise UsageError(
+        f"{os.path.join(run_dir, 'last.pt')} is missing, but the run wrote it at "
+        f"step {step} (config.json records it); put it back to continue, or start "
+        f"the run again with --run-dir {run_dir} --overwrite and its options")
