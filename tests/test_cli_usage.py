@@ -89,7 +89,7 @@ def test_evaluate_refuses_what_would_be_wrong_or_ignored(ckpts, capsys, args):
 def test_evaluate_never_prints_a_bpc_over_nan(ckpts, capsys, name, count):
     """Item 8: NaN losses are not dropped from the mean; all-NaN is no ZeroDivision."""
     code, out, err = ev(capsys, ckpts / name, "--chars", "200", "--json")
-    assert code == 1 and out == "" and "NaN or infinite loss" in err and count in err
+    assert code == 2 and out == "" and "NaN or infinite loss" in err and count in err
     model, _ = load_checkpoint(ckpts / name)
     res = evaluate_segments(model, torch.randint(1, 27, (100,)))
     assert res.bpc != res.bpc and res.n_nonfinite > 0  # NaN, not a mean of the rest

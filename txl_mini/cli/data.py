@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -31,6 +32,7 @@ from .stdout import StdoutFailed, silence
 STALE_TEMP_S = 60
 PROG = "python -m txl_mini data"
 ERRORS = (DataError, ValueError)  # one line, exit 1
+NOT_TEXT8 = re.compile("failed verification|is a zip without")  # text8's words
 
 
 def _print_stats(text: str, label: str, unit: str = "char") -> None:
@@ -58,8 +60,9 @@ def _cmd_text8(args: argparse.Namespace) -> None:
         with option_names():
             s = load_text8(args.path, cache_dir=args.cache_dir,
                            progress=not args.quiet)
-    except DataError as e:  # a --path not there, or a folder: bad input, exit 2
-        if args.path is not None and not os.path.isfile(args.path):
+    except DataError as e:  # a --path not there, a folder, or not text8: bad input,
+        if args.path is not None and (not os.path.isfile(args.path)  # exit 2 (a read
+                                      or NOT_TEXT8.search(str(e))):  # failed: 1)
             raise UsageError(str(e)) from None
         raise
     print(f"corpus: {s.name} (sha1-verified)")
