@@ -133,7 +133,6 @@ def _cmd_offline(args: argparse.Namespace) -> None:
     except StdoutFailed as e:
         # exit 1 as for every command whose report is lost (a script reading it gets
         # nothing), but the files are whole: say so, or they are made again for naught
-        silence(1)  # the report still buffered goes nowhere, not into a second error
         files = " and ".join(p for p in (args.out, args.deps_out) if p)
         raise StdoutFailed(f"{e}; {files} {'are' if args.deps_out else 'is'} "
                            "written and complete") from None
@@ -182,12 +181,18 @@ def main(argv=None) -> int:
         return 2
     if extra:  # else said by `python -m txl_mini data`, not by the subcommand
         args.parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    # its errors and Ctrl-C name it as argparse's own do: `... data offline: error:`
-    return command(args.parser.prog, errors=ERRORS)(_run)(args)
+    # its errors, Ctrl-C and a stdout that fails name it as argparse's own do:
+    # `... data offline: error:` (a stdout failing at the exit's flush said `data:`)
+    return command(args.parser.prog, errors=ERRORS + (StdoutFailed,))(_run)(args)
 
 
 def _run(args: argparse.Namespace) -> int:
-    args.fn(args)
+    try:
+        args.fn(args)
+        sys.stdout.flush()  # `>/dev/full` fails here, in the subcommand
+    except StdoutFailed:
+        silence(1)  # what is still buffered goes nowhere: no second line at the exit
+        raise
     return 0
 
 
