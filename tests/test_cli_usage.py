@@ -171,7 +171,8 @@ def test_ctrl_c_is_one_line(ckpts, command):
     (["--rounds", "-1"], "--rounds must be >= 1"),
     (["--threads", "100000"], "--threads must be between"),
     (["--json", "{tmp}"], "is a directory"),
-    (["--json", "{tmp}/missing/x.json"], "does not exist"),
+    # its folder is made, and removed again when a later check refuses the run
+    (["--json", "{tmp}/missing/x.json", "--batch", "100000000"], "this needs roughly"),
 ])
 def test_bench_checks_everything_before_it_starts(tmp_path, cli, args, words):
     """Items 9 and 14: refused in a second, not after the whole bench."""
