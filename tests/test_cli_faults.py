@@ -563,7 +563,7 @@ def test_data_offline_on_a_full_disk_is_one_line_and_keeps_the_old_pair(small_di
     argv = ["data", "offline", "--out", corpus, "--deps-out", deps]
     assert py("-m", "txl_mini", *argv, "--chars", "2000").returncode == 0
     old = corpus.read_text(), deps.read_text()  # the old plantings fill the page
-    res = py("-m", "txl_mini", *argv, "--chars", "200000")
+    res = py("-m", "txl_mini", *argv, "--chars", "200000", "--overwrite")
     assert res.returncode == 1 and res.stderr == (
         f"python -m txl_mini data offline: error: cannot write {deps}: No space "
         "left on device\n"), res.stderr
