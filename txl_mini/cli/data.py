@@ -49,9 +49,10 @@ def _cmd_text8(args: argparse.Namespace) -> None:
         with option_names():
             s = load_text8(args.path, cache_dir=args.cache_dir,
                            progress=not args.quiet)
-    except DataError as e:  # a --path not there, a folder, or not text8: bad input,
-        if args.path is not None and (not os.path.isfile(args.path)  # exit 2 (a read
-                                      or NOT_TEXT8.search(str(e))):  # failed: 1)
+    except DataError as e:  # bad input, exit 2: a --path not there, a folder, or a
+        # file that is not text8 (a read that failed stays 1, as a disk's fault)
+        if args.path is not None and (not os.path.isfile(args.path)
+                                      or NOT_TEXT8.search(str(e))):
             raise UsageError(str(e)) from None
         raise
     print(f"corpus: {s.name} (sha1-verified)")
