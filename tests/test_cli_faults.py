@@ -480,8 +480,9 @@ def test_a_symlinked_output_writes_its_target_and_keeps_the_link(tmp_path, text)
     for name, to in (("o.txt", old.name), ("dangling.txt", "made.txt"),
                      ("m.pt", new.name)):
         (tmp_path / name).symlink_to(to)
-    for out in ("o.txt", "dangling.txt"):
-        res = py("-m", "txl_mini", *data_offline("--out", tmp_path / out))
+    for out in ("o.txt", "dangling.txt"):  # o.txt's target is replaced: --overwrite
+        res = py("-m", "txl_mini", *data_offline("--out", tmp_path / out),
+                 "--overwrite")
         assert res.returncode == 0, res.stderr
     res = py("-m", "txl_mini", "train", *tiny(text, tmp_path / "r"), "--out",
              str(tmp_path / "m.pt"), "--overwrite")
