@@ -480,8 +480,9 @@ def test_a_symlinked_output_writes_its_target_and_keeps_the_link(tmp_path, text)
     for name, to in (("o.txt", old.name), ("dangling.txt", "made.txt"),
                      ("m.pt", new.name)):
         (tmp_path / name).symlink_to(to)
-    for out in ("o.txt", "dangling.txt"):
-        res = py("-m", "txl_mini", *data_offline("--out", tmp_path / out))
+    for out in ("o.txt", "dangling.txt"):  # o.txt's target is replaced: --overwrite
+        res = py("-m", "txl_mini", *data_offline("--out", tmp_path / out),
+                 "--overwrite")
         assert res.returncode == 0, res.stderr
     res = py("-m", "txl_mini", "train", *tiny(text, tmp_path / "r"), "--out",
              str(tmp_path / "m.pt"), "--overwrite")
@@ -563,7 +564,7 @@ def test_data_offline_on_a_full_disk_is_one_line_and_keeps_the_old_pair(small_di
     argv = ["data", "offline", "--out", corpus, "--deps-out", deps]
     assert py("-m", "txl_mini", *argv, "--chars", "2000").returncode == 0
     old = corpus.read_text(), deps.read_text()  # the old plantings fill the page
-    res = py("-m", "txl_mini", *argv, "--chars", "200000")
+    res = py("-m", "txl_mini", *argv, "--chars", "200000", "--overwrite")
     assert res.returncode == 1 and res.stderr == (
         f"python -m txl_mini data offline: error: cannot write {deps}: No space "
         "left on device\n"), res.stderr

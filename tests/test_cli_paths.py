@@ -188,13 +188,15 @@ def test_the_same_fault_has_the_same_exit_status(tmp_path, text):
     """Finding 24: a missing output folder was exit 1 for 'data offline --out' but 2
     for 'bench --json'; 'train --corpus cue --path f' was exit 1 without naming
     --path. Bad input is exit 2 and names the option."""
-    nodir = tmp_path / "nodir"
-    for argv in (["data", "offline", "--chars", "2000", "--out", f"{nodir}/c.txt"],
-                 ["bench", "--quick", "--json", f"{nodir}/x.json"]):
+    afile = tmp_path / "afile"  # a missing folder is made now, as train makes it
+    afile.write_text("x")
+    for argv in (["data", "offline", "--chars", "2000", "--out", f"{afile}/c.txt"],
+                 ["bench", "--quick", "--json", f"{afile}/x.json"]):
         res = py("-m", "txl_mini", *argv)
-        assert res.returncode == 2 and "does not exist" in last_line(res), res.stderr
+        assert res.returncode == 2 and "is a file, not a directory" in last_line(
+            res), res.stderr
     res = train(*tiny(text, tmp_path / "r"), "--corpus", "cue")  # --path from tiny
     assert res.returncode == 2 and last_line(res) == (
         "python -m txl_mini train: error: --path: corpus 'cue' is generated from its "
         "recorded settings; it reads no file (drop --path)")
-    assert sorted(os.listdir(tmp_path)) == ["corpus.txt"]
+    assert sorted(os.listdir(tmp_path)) == ["afile", "corpus.txt"]

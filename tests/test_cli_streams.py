@@ -42,7 +42,8 @@ def test_stdout_that_cannot_be_written_is_one_line(trained, stdout, argv):
     'write') traceback; evaluate said '[Errno 28] No space left on device'."""
     argv = [a.format(d=trained) for a in argv]
     res = into(stdout, argv)
-    name = "" if argv[0].startswith("-") else " " + argv[0]
+    # data's lines name its subcommand (`data stats:`), as its other errors do
+    name = "".join(" " + a for a in argv[:1 + (argv[0] == "data")] if a[0] != "-")
     # data offline's corpus is written before its report: the line says so
     done = f"; {argv[-1]} is written and complete" if "offline" in argv else ""
     assert res.returncode == 1, res.stderr

@@ -89,7 +89,7 @@ def test_evaluate_refuses_what_would_be_wrong_or_ignored(ckpts, capsys, args):
 def test_evaluate_never_prints_a_bpc_over_nan(ckpts, capsys, name, count):
     """Item 8: NaN losses are not dropped from the mean; all-NaN is no ZeroDivision."""
     code, out, err = ev(capsys, ckpts / name, "--chars", "200", "--json")
-    assert code == 1 and out == "" and "NaN or infinite loss" in err and count in err
+    assert code == 2 and out == "" and "NaN or infinite loss" in err and count in err
     model, _ = load_checkpoint(ckpts / name)
     res = evaluate_segments(model, torch.randint(1, 27, (100,)))
     assert res.bpc != res.bpc and res.n_nonfinite > 0  # NaN, not a mean of the rest
@@ -171,7 +171,8 @@ def test_ctrl_c_is_one_line(ckpts, command):
     (["--rounds", "-1"], "--rounds must be >= 1"),
     (["--threads", "100000"], "--threads must be between"),
     (["--json", "{tmp}"], "is a directory"),
-    (["--json", "{tmp}/missing/x.json"], "does not exist"),
+    # its folder is made, and removed again when a later check refuses the run
+    (["--json", "{tmp}/missing/x.json", "--batch", "100000000"], "this needs roughly"),
 ])
 def test_bench_checks_everything_before_it_starts(tmp_path, cli, args, words):
     """Items 9 and 14: refused in a second, not after the whole bench."""

@@ -152,8 +152,8 @@ def test_data_offline_says_its_corpus_is_complete_when_stdout_fails(tmp_path):
                               str(tmp_path / "d.tsv")], env=ENV, text=True,
                              stdout=full, stderr=subprocess.PIPE, timeout=300)
     assert one_line(res, 1) == (
-        f"{PROG} data: error: cannot write to standard output: No space left on "
-        f"device; {out} and {tmp_path / 'd.tsv'} are written and complete")
+        f"{PROG} data offline: error: cannot write to standard output: No space "
+        f"left on device; {out} and {tmp_path / 'd.tsv'} are written and complete")
     assert len(out.read_text()) == 5000
 
 

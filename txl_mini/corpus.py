@@ -216,6 +216,13 @@ def offline_splits(n_chars: int, *, seed: int = 0,
                                            **options).text, name="offline")
 
 
+def deps_tsv(corpus: OfflineCorpus) -> str:
+    """The plantings as write_offline_corpus writes them: a header, a row each."""
+    rows = ["cue\ttarget\tlength\tdistance"]
+    rows += ["\t".join(map(str, d)) for d in corpus.deps]
+    return "\n".join(rows) + "\n"
+
+
 def write_offline_corpus(corpus: OfflineCorpus, path: PathLike,
                          deps_path: Optional[PathLike] = None) -> None:
     """Write the text (and optionally a TSV of the plantings), atomically. Both are
@@ -224,9 +231,7 @@ def write_offline_corpus(corpus: OfflineCorpus, path: PathLike,
     temporary."""
     files = [(path, corpus.text)]
     if deps_path is not None:
-        rows = ["cue\ttarget\tlength\tdistance"]
-        rows += ["\t".join(map(str, d)) for d in corpus.deps]
-        files.append((deps_path, "\n".join(rows) + "\n"))
+        files.append((deps_path, deps_tsv(corpus)))
     with ExitStack() as renames:  # each atomic_path renames as the stack unwinds
         for name, text in files:
             try:

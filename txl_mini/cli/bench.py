@@ -33,13 +33,13 @@ from .options import (
     UsageError,
     check_at_least,
     check_output,
-    check_writable,
     command,
     fail,
     pick_device,
     set_threads,
 )
-from .paths import refuse_empty
+from .paths import refuse_empty, writable_folder
+from .rundir import remove_created
 
 PROG = "python -m txl_mini bench"
 
@@ -75,15 +75,14 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def check_json_path(path: str) -> None:
-    """--json: a writable file name, checked before minutes of benchmarking."""
+def check_json_path(path: str, made: list) -> None:
+    """--json: a writable file name, checked before minutes of benchmarking; its
+    folder made if missing, as train's --out makes its (each level in `made`)."""
     folder = os.path.dirname(check_output(path, "--json"))  # a link's target's folder
-    if not os.path.isdir(folder):
-        raise UsageError(f"--json {path}: directory {folder} does not exist")
-    check_writable(folder, f"--json {path}")
+    writable_folder(folder, f"--json {path}", made)
 
 
-def check_args(args) -> torch.device:
+def check_args(args, made: list) -> torch.device:
     check_at_least(args, {"threads": 1, "batch": 1, "eval_batch": 1, "rounds": 1,
                           "steps": 1, "max_attn_len": min(EVAL_LENS),
                           "long_segments": 20})
@@ -91,7 +90,7 @@ def check_args(args) -> torch.device:
     args.batch = args.batch or (4 if args.quick else 16)  # a given one, also --quick's
     refuse_empty(("--json", args.json))  # else '' wrote no JSON, silently
     if args.json:
-        check_json_path(args.json)
+        check_json_path(args.json, made)
     device = pick_device(args.device)
     if device.type == "mps":  # auto on a Mac: the CPU (see --device)
         device = torch.device("cpu")
@@ -139,16 +138,23 @@ def max_attn_len(args) -> int:
 @command(PROG, errors=(CompileFailed,))
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
-    result = run_bench(args, check_args(args))
-    print(format_report(result))
-    if args.json:
-        try:
-            with atomic_path(args.json) as tmp:  # never a half-written file
-                with open(tmp, "w") as f:
-                    json.dump(result, f, indent=1)
-        except OSError as e:
-            return fail(PROG, f"error: cannot write {args.json}: {e.strerror or e} "
-                        "(the results are printed above)", 1)
+    made: list[str] = []  # --json's folders made here: gone again if it is not written
+    try:
+        result = run_bench(args, check_args(args, made))
+        print(format_report(result))
+        return write_json(args.json, result) if args.json else 0
+    finally:
+        remove_created(made)  # those still empty: a refusal, Ctrl-C, a failed write
+
+
+def write_json(path: str, result: dict) -> int:
+    try:
+        with atomic_path(path) as tmp:  # never a half-written file
+            with open(tmp, "w") as f:
+                json.dump(result, f, indent=1)
+    except OSError as e:
+        return fail(PROG, f"error: cannot write {path}: {e.strerror or e} "
+                    "(the results are printed above)", 1)
     return 0
 
 
@@ -174,7 +180,7 @@ def run_bench(args, device: torch.device) -> dict:
     n = 512 if args.quick else 1024
     ceil1 = matmul_flops(device, n, 3 if args.quick else 5)
     # smallest memory needs first, so that every peak-memory reading starts low
-    flat = memory_flatness(device, 20, args.long_segments, amp, progress)
+    flat = memory_flatness(device, args.long_segments, amp, progress)
     evals = bench_eval(lens, device, amp_dtype, args.quick, progress, args.eval_batch)
     paper = (None if args.quick or args.no_paper_shape else bench_eval(
         [a for a in lens if a >= 800], device, amp_dtype, False, progress, 1, "paper"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import os
 import sys
@@ -49,19 +50,44 @@ def option_names():
 
 
 def check_text_file(path: str, prog: str) -> None:
-    """A --path for the offline corpus: warn when it hardly looks like text."""
+    """A --path for the offline corpus, read one byte per character and normalized
+    (every byte outside a-z/A-Z a space): a warning when it looks binary (NUL bytes,
+    or not UTF-8) and is mostly not letters; for text, a note on what becomes spaces:
+    its letters outside a-z (each byte of UTF-8's 'é'), or most of it. French in
+    UTF-8 was warned about as 'Is it a text file?'."""
     if os.path.getsize(path) > MAX_TEXT_BYTES:  # refused when read: that line alone
         return
     with open(path, "rb") as f:
-        head = np.frombuffer(f.read(1 << 20), dtype=np.uint8)  # the first MiB
-    if head.size == 0:
+        raw = f.read(1 << 20)  # the first MiB
+    if not raw or not rank_zero():
         return
-    lower = head | 0x20  # A-Z -> a-z
+    lower = np.frombuffer(raw, dtype=np.uint8) | 0x20  # A-Z -> a-z
     letters = float(((lower >= 97) & (lower <= 122)).mean())
-    if letters < 0.5 and rank_zero():
+    text = _utf8(raw, whole=len(raw) < 1 << 20)
+    binary = text is None or "\0" in text
+    foreign = list(dict.fromkeys(c for c in text or "" if c.isalpha()
+                                 and not c.isascii()))
+    if binary and letters < 0.5:
         print(f"{prog}: warning: only {letters:.0%} of {path}'s first MiB are letters "
               "a-z/A-Z; everything else becomes a space. Is it a text file?",
               file=sys.stderr)
+    elif foreign and not binary:
+        shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+        print(f"{prog}: note: {path} has letters outside a-z ({shown}): each of "
+              "their UTF-8 bytes becomes a space, as every byte outside a-z/A-Z does",
+              file=sys.stderr)
+    elif letters < 0.5 and not binary:
+        print(f"{prog}: note: only {letters:.0%} of {path}'s first MiB are letters "
+              "a-z/A-Z; everything else becomes a space", file=sys.stderr)
+
+
+def _utf8(raw: bytes, whole: bool) -> str | None:
+    """`raw` as UTF-8 text, None if it is not (a character cut at the end of a
+    first MiB is not counted against it)."""
+    try:
+        return codecs.getincrementaldecoder("utf-8")().decode(raw, final=whole)
+    except UnicodeDecodeError:
+        return None
 
 
 def check_offline_chars(args, given: bool) -> None:

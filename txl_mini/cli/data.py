@@ -5,32 +5,23 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
-from pathlib import Path
 
 import numpy as np
 
-from ..corpus import MIN_DISTANCE, make_offline_corpus, write_offline_corpus
-from ..data import MAX_OFFLINE_CHARS, OFFLINE_CHARS, read_text_file
-from ..files import remove_stale_temps
+from ..data import OFFLINE_CHARS, read_text_file
 from ..text8 import TEXT8_CHARS, DataError, load_text8
 from . import plural
 from .corpus import option_names
-from .options import Parser, UsageError, check_output, check_seed, command
-from .paths import (
-    expand,
-    not_a_folder,
-    refuse_directory,
-    refuse_empty,
-    refuse_missing,
-)
+from .data_offline import cmd_offline
+from .options import Parser, UsageError, command
+from .paths import expand, refuse_directory, refuse_empty, refuse_missing
 from .stdout import StdoutFailed, silence
 
-# A temporary file of ours untouched this long is dead: a live write renames its own
-# within seconds of creating it (the corpus is generated before the file is opened).
-STALE_TEMP_S = 60
 PROG = "python -m txl_mini data"
 ERRORS = (DataError, ValueError)  # one line, exit 1
+NOT_TEXT8 = re.compile("failed verification|is a zip without")  # text8's words
 
 
 def _print_stats(text: str, label: str, unit: str = "char") -> None:
@@ -58,8 +49,10 @@ def _cmd_text8(args: argparse.Namespace) -> None:
         with option_names():
             s = load_text8(args.path, cache_dir=args.cache_dir,
                            progress=not args.quiet)
-    except DataError as e:  # a --path not there, or a folder: bad input, exit 2
-        if args.path is not None and not os.path.isfile(args.path):
+    except DataError as e:  # bad input, exit 2: a --path not there, a folder, or a
+        # file that is not text8 (a read that failed stays 1, as a disk's fault)
+        if args.path is not None and (not os.path.isfile(args.path)
+                                      or NOT_TEXT8.search(str(e))):
             raise UsageError(str(e)) from None
         raise
     print(f"corpus: {s.name} (sha1-verified)")
@@ -81,86 +74,6 @@ def _cmd_stats(args: argparse.Namespace) -> None:
               "here; a byte outside a-z and A-Z becomes a space")
 
 
-def _cmd_offline(args: argparse.Namespace) -> None:
-    refuse_empty(("--out", args.out), ("--deps-out", args.deps_out))
-    args.out, args.deps_out = expand(args.out), expand(args.deps_out)  # --out=~/x
-    if not 1000 <= args.chars <= MAX_OFFLINE_CHARS:
-        raise UsageError(f"--chars must be between 1,000 and {MAX_OFFLINE_CHARS:,} "
-                        f"(text8's size), got {args.chars:,}")
-    check_seed(args.seed)  # the seeds train takes, so train can make this corpus
-    twice = [d for d in args.distances if args.distances.count(d) > 1]
-    if twice:  # planted and listed twice over, as two distances
-        raise UsageError(f"--distances {','.join(map(str, args.distances))}: "
-                         f"{twice[0]} is given twice")
-    short = [d for d in args.distances if d < MIN_DISTANCE]
-    if short:  # the generator's own ValueError would name its argument, exit 1
-        raise UsageError(f"--distances {short[0]}: a distance must be >= "
-                         f"{MIN_DISTANCE} (a name plus filler)")
-    # a planting spans its distance and a name, so one as long as the corpus never
-    # fits; refused before the generator writes a filler of that length
-    _refuse_far([d for d in args.distances if d >= args.chars], args.chars)
-    outs = [(o, p) for o, p in (("--out", args.out), ("--deps-out", args.deps_out))
-            if p is not None]
-    real = [check_output(path, opt) for opt, path in outs]
-    if len(real) == 2 and _same_file(*real):  # the TSV would replace the corpus
-        raise UsageError(f"--deps-out {args.deps_out} is the same file as --out "
-                         f"{args.out}; give the dependencies a file of their own")
-    for (opt, path), target in zip(outs, real):
-        folder = Path(target).parent
-        # bad input, as bench --json's: exit 2, not 1 (a DataError: the data failed)
-        if os.path.lexists(folder) and not folder.is_dir():
-            raise UsageError(f"{opt} {path}: {folder} {not_a_folder(str(folder))}")
-        if not folder.is_dir():
-            raise UsageError(f"{opt} {path}: directory {folder} does not exist; "
-                             "create it first")
-        if not os.access(folder, os.W_OK):
-            raise UsageError(f"{opt} {path}: directory {folder} is not writable")
-        remove_stale_temps(path, older_than=STALE_TEMP_S)  # what a kill -9 left here
-    corpus = make_offline_corpus(args.chars, seed=args.seed, distances=args.distances)
-    planted = {x.distance for x in corpus.deps}
-    empty = [d for d in corpus.distances if d not in planted]
-    _refuse_far(empty, args.chars)  # before anything is written
-    try:
-        write_offline_corpus(corpus, args.out, deps_path=args.deps_out)
-    except OSError as e:  # a full disk: what it could not write (nothing replaced)
-        raise DataError(f"cannot write {e.filename}: {e.strerror}") from None
-    try:
-        _report(args, corpus)
-        sys.stdout.flush()  # `>/dev/full` fails here, while we can say what is done
-    except StdoutFailed as e:
-        # exit 1 as for every command whose report is lost (a script reading it gets
-        # nothing), but the files are whole: say so, or they are made again for naught
-        silence(1)  # the report still buffered goes nowhere, not into a second error
-        files = " and ".join(p for p in (args.out, args.deps_out) if p)
-        raise StdoutFailed(f"{e}; {files} {'are' if args.deps_out else 'is'} "
-                           "written and complete") from None
-
-
-def _report(args: argparse.Namespace, corpus) -> None:
-    print(f"wrote {len(corpus.text):,} chars of corpus '{corpus.name}' "
-          f"(seed {args.seed}) to {args.out}")
-    for d in corpus.distances:
-        deps = [x for x in corpus.deps if x.distance == d]
-        first = ", ".join(f"{x.cue}->{x.target}" for x in deps[:3])
-        print(f"  distance {d}: {plural(len(deps), 'planted name')} (cue->target: "
-              f"{first}, ...)")
-    if args.deps_out:
-        print("dependencies (cue, target, length, distance) written to "
-              f"{args.deps_out}")
-
-
-def _refuse_far(distances: list[int], chars: int) -> None:
-    if distances:
-        raise UsageError(f"--distances {distances[0]}: no name fits that far apart "
-                         f"in {chars:,} characters; lower it or raise --chars")
-
-
-def _same_file(a: str, b: str) -> bool:
-    """Two resolved paths name one file: equal, or one inode (a bind mount)."""
-    return a == b or (os.path.exists(a) and os.path.exists(b)
-                      and os.path.samefile(a, b))
-
-
 def _distances(s: str) -> tuple[int, ...]:
     try:
         return tuple(int(x) for x in s.split(","))
@@ -179,12 +92,18 @@ def main(argv=None) -> int:
         return 2
     if extra:  # else said by `python -m txl_mini data`, not by the subcommand
         args.parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    # its errors and Ctrl-C name it as argparse's own do: `... data offline: error:`
-    return command(args.parser.prog, errors=ERRORS)(_run)(args)
+    # its errors, Ctrl-C and a stdout that fails name it as argparse's own do:
+    # `... data offline: error:` (a stdout failing at the exit's flush said `data:`)
+    return command(args.parser.prog, errors=ERRORS + (StdoutFailed,))(_run)(args)
 
 
 def _run(args: argparse.Namespace) -> int:
-    args.fn(args)
+    try:
+        args.fn(args)
+        sys.stdout.flush()  # `>/dev/full` fails here, in the subcommand
+    except StdoutFailed:
+        silence(1)  # what is still buffered goes nowhere: no second line at the exit
+        raise
     return 0
 
 
@@ -213,7 +132,9 @@ def _parser() -> Parser:
         "planted dependency distances (default: 64,256,512)")
     add("--out", required=True, help="output text file")
     add("--deps-out", help="optional TSV of the plantings: cue target length distance")
-    p.set_defaults(fn=_cmd_offline, parser=p)
+    add("--overwrite", action="store_true", help="replace an --out or --deps-out file "
+        "that is there (one that holds just what would be written is replaced anyway)")
+    p.set_defaults(fn=cmd_offline, parser=p)
     return ap
 
 

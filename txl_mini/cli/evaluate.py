@@ -195,7 +195,7 @@ def main(argv=None) -> int:
                                 min(args.mem_len, T), progress=show, cache=cache,
                                 **changes)
     if res.n_nonfinite or not math.isfinite(res.bpc):
-        raise ValueError(f"{path} gives a NaN or infinite loss at {res.n_nonfinite:,} "
+        raise UsageError(f"{path} gives a NaN or infinite loss at {res.n_nonfinite:,} "
                          f"of {res.n_tokens:,} characters; its weights are broken, so "
                          "there is no bpc to report")
     if args.json:

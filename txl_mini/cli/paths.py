@@ -75,10 +75,12 @@ def refuse_directory(path: str | None, where: str) -> None:
 
 
 def refuse_missing(path: str | None) -> None:
-    """A text file to read that is not there, or a loop: bad input, exit 2, as a
-    directory is (read, it was 'cannot read ...: no such file', exit 1)."""
+    """A text file to read that is not there, a loop or a link to a file gone: bad
+    input, exit 2, as a directory is (read, it was 'cannot read ...: no such file',
+    exit 1; a dangling link said so too, for a name `ls` shows)."""
     if path is not None:
         refuse_loop(path, "a text file")
+        refuse_dangling(path, "a text file")
         if not os.path.exists(path):
             raise UsageError(f"cannot read {path}: no such file")
 

@@ -67,6 +67,17 @@ def signals_caught(stop_flag: dict):
             signal.signal(sig, h)
 
 
+def after_loop(stop_flag: dict, run) -> None:
+    """A signal that came in the last step's saves or curves, after the loop's last
+    look at the flag: the run is complete, and asked to stop. Its line and status
+    (it exited 0, with the summary, as if nothing had come)."""
+    name = stop_flag.get("signal")
+    if name:
+        raise Stop(f"{name} after the last step: {run.dir}/last.pt (step {run.step}/"
+                   f"{run.tc.steps}) and best.pt are saved and complete",
+                   exit_code(name))
+
+
 def _bootstrap(frame) -> bool:
     return frame.f_code.co_filename.startswith("<frozen importlib._bootstrap")
 

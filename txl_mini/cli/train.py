@@ -189,6 +189,7 @@ def main(argv=None, on_step=None) -> int:
                                + rundir.kept(args.run_dir)) from None
             raise
         trained = True
+        stop.after_loop(stop_flag, run)  # a signal in the last step's saves or plot
         if rank == 0:
             rundir.summary(args, run, valid)
         return 0
