@@ -23,7 +23,14 @@ import torch
 
 from ..config import preset
 from ..files import atomic_path
-from .bench_eval import EVAL_LENS, SHAPES, bench_eval, format_eval, memory_flatness
+from .bench_eval import (
+    EVAL_LENS,
+    SHAPES,
+    bench_eval,
+    format_eval,
+    max_attn_len,
+    memory_flatness,
+)
 from .bench_profile import format_profile, profile_step
 from .bench_train import bench_training, device_name, matmul_flops, train_config
 from .errors import CompileFailed
@@ -75,13 +82,6 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def check_json_path(path: str, made: list) -> None:
-    """--json: a writable file name, checked before minutes of benchmarking; its
-    folder made if missing, as train's --out makes its (each level in `made`)."""
-    folder = os.path.dirname(check_output(path, "--json"))  # a link's target's folder
-    writable_folder(folder, f"--json {path}", made)
-
-
 def check_args(args, made: list) -> torch.device:
     check_at_least(args, {"threads": 1, "batch": 1, "eval_batch": 1, "rounds": 1,
                           "steps": 1, "max_attn_len": min(EVAL_LENS),
@@ -89,8 +89,10 @@ def check_args(args, made: list) -> torch.device:
     set_threads(args.threads)
     args.batch = args.batch or (4 if args.quick else 16)  # a given one, also --quick's
     refuse_empty(("--json", args.json))  # else '' wrote no JSON, silently
-    if args.json:
-        check_json_path(args.json, made)
+    if args.json:  # checked before minutes of benchmarking; a missing folder is made,
+        # as train's --out's is (each level in `made`); a link's target's folder
+        folder = os.path.dirname(check_output(args.json, "--json"))
+        writable_folder(folder, f"--json {args.json}", made)
     device = pick_device(args.device)
     if device.type == "mps":  # auto on a Mac: the CPU (see --device)
         device = torch.device("cpu")
@@ -122,17 +124,6 @@ def check_bench_memory(args, device: torch.device) -> None:
     except UsageError as e:
         raise UsageError(f"evaluation at attention length {A} (--eval-batch "
                          f"{args.eval_batch}): {e}") from None
-
-
-def max_attn_len(args) -> int:
-    """The longest attention length evaluated: of EVAL_LENS, at most --max-attn-len
-    (refused above the longest: bench would silently stop there)."""
-    top = args.max_attn_len or (1024 if args.quick else max(EVAL_LENS))
-    if top > max(EVAL_LENS):
-        runs = ", ".join(f"{a:,}" for a in EVAL_LENS)
-        raise UsageError(f"--max-attn-len must be <= {max(EVAL_LENS):,}, the longest "
-                         f"attention length bench runs (of {runs}), got {top:,}")
-    return max(a for a in EVAL_LENS if a <= top)
 
 
 @command(PROG, errors=(CompileFailed,))

@@ -21,11 +21,23 @@ from ..config import ModelConfig, preset
 from ..model import TransformerXL
 from ..speed import eval_speed, format_table, synchronize  # the paper's Table 9
 from .bench_train import PeakMemory
+from .errors import UsageError
 
 EVAL_LENS = (128, 512, 800, 1800, 2800, 3800)
 # shape: (preset, XL segment length; None = the preset's), n_predict, n_windows
 SHAPES = {"book": ("book", None, 256, 5), "paper": ("text8_base", 128, 1024, 2)}
 
+
+
+def max_attn_len(args) -> int:
+    """The longest attention length evaluated: of EVAL_LENS, at most --max-attn-len
+    (refused above the longest: bench would silently stop there)."""
+    top = args.max_attn_len or (1024 if args.quick else max(EVAL_LENS))
+    if top > max(EVAL_LENS):
+        runs = ", ".join(f"{a:,}" for a in EVAL_LENS)
+        raise UsageError(f"--max-attn-len must be <= {max(EVAL_LENS):,}, the longest "
+                         f"attention length bench runs (of {runs}), got {top:,}")
+    return max(a for a in EVAL_LENS if a <= top)
 
 def memory_flatness(device, n_long, amp, progress):
     """Peak memory after n_short vs n_long evaluated segments of a small XL model:
