@@ -76,7 +76,7 @@ def test_the_memory_check_counts_ulimit_v(tmp_path):
     line = one_line(res, 2)
     assert "train: error: this needs roughly" in line
     assert "left under this process's address-space limit (ulimit -v" in line
-    assert line.endswith("lower --batch-size, --seg-len or --mem-len")
+    assert line.endswith("lower --batch-size, --seg-len, --mem-len or --n-layer")
     assert not (tmp_path / "r").exists()
 
 
