@@ -21,7 +21,7 @@ from ..text8 import DataError
 from ..train import TrainConfig
 from . import rundir, stop
 from .corpus import check_offline_chars, load_corpus
-from .ddp import any_rank, local_rank, rank_world, world_size
+from .ddp import any_rank, init_group, local_rank, rank_world, world_size
 from .errors import oom_words, out_of_memory
 from .memory import MODEL_SIZE, check_memory
 from .options import (
@@ -152,7 +152,7 @@ def main(argv=None, on_step=None) -> int:
         if device.type == "cuda":
             torch.cuda.set_device(device)  # NCCL collectives use the current device
         if distributed and not dist.is_initialized():
-            dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
+            init_group("nccl" if device.type == "cuda" else "gloo", PROG)
         rank, world = rank_world()
         if args.batch_size % world:
             raise UsageError(f"--batch-size {args.batch_size} must be divisible by "
