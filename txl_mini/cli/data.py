@@ -18,6 +18,7 @@ from . import plural
 from .corpus import option_names
 from .options import Parser, UsageError, check_output, check_seed, command
 from .paths import (
+    check_cache_env,
     expand,
     not_a_folder,
     refuse_directory,
@@ -53,7 +54,9 @@ def _print_stats(text: str, label: str, unit: str = "char") -> None:
 
 def _cmd_text8(args: argparse.Namespace) -> None:
     refuse_empty(("--path", args.path), ("--cache-dir", args.cache_dir))
-    args.path, args.cache_dir = expand(args.path), expand(args.cache_dir)
+    args.path, args.cache_dir = expand(args.path), expand(args.cache_dir, "--cache-dir")
+    if args.cache_dir is None:  # read even with --path (where the zip would be)
+        check_cache_env()
     try:
         with option_names():
             s = load_text8(args.path, cache_dir=args.cache_dir,

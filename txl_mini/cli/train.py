@@ -20,7 +20,7 @@ from ..data import CORPORA, MAX_OFFLINE_CHARS, OFFLINE_CHARS, TEXT8_CHARS
 from ..text8 import DataError
 from ..train import TrainConfig
 from . import rundir, stop
-from .corpus import check_offline_chars, load_corpus
+from .corpus import check_corpus_options, load_corpus
 from .ddp import any_rank, init_group, local_rank, rank_world, world_size
 from .errors import oom_words, out_of_memory
 from .memory import MODEL_SIZE, check_memory
@@ -136,13 +136,13 @@ def main(argv=None, on_step=None) -> int:
         distributed = world_size() > 1
         refuse_empty(("--resume", args.resume))
         for name in ("run_dir", "out", "resume"):  # --path too, once restored
-            setattr(args, name, expand(getattr(args, name)))
+            setattr(args, name, expand(getattr(args, name), flag(name)))
         saved = (restore_options(args, argv, build_parser(), check_values)
                  if args.resume else None)
         check_values(args)
-        check_offline_chars(args, "offline_chars" in given(build_parser(), argv))
+        check_corpus_options(args, "offline_chars" in given(build_parser(), argv))
         if args.path is not None:  # a resume or evaluate from elsewhere finds it
-            args.path = os.path.abspath(expand(args.path))
+            args.path = os.path.abspath(expand(args.path, "--path"))
         set_threads(args.threads)
         args.threads = torch.get_num_threads()  # recorded: resume uses the same
         cfg = model_config(args.preset, args)
