@@ -20,7 +20,7 @@ from .stdout import (
     hold_fd_2,
     silence,
 )
-from .stop import deferred, sigterm_raises, stopped
+from .stop import deferred, first_stop, sigterm_raises, stopped, watch_arrivals
 
 COMMANDS = {  # name -> what it does (the module txl_mini.cli.<name> runs it)
     "train": "train a model with a run directory, checkpoints and exact resume",
@@ -105,6 +105,8 @@ def interrupt_once() -> None:
     def first(signum, frame):
         if deferred(signum, frame):  # inside an import: raised once it is done
             return
+        if not first_stop("SIGINT"):  # a SIGTERM or SIGHUP came first: it names it
+            return
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         raise KeyboardInterrupt
 
@@ -119,6 +121,7 @@ def run_process(argv: list) -> None:
     interrupt_once()
     hold_fd_1()
     hold_fd_2()
+    watch_arrivals()  # which signal came first, SIGTERM or a Ctrl-C
     exit_done(main(argv))
 
 
@@ -132,8 +135,8 @@ def exit_done(code: int) -> None:
     """The command is done, its files complete and its line printed. Python and torch
     then take a second or two to tear down, and a Ctrl-C there killed the process by
     the signal (no line) or raised in one of torch's exit handlers; SIGTERM there
-    killed it with no line. Both are ignored from here on, and the process exits with
-    the command's status."""
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    killed it with no line (SIGHUP too). They are ignored from here on, and the process
+    exits with the command's status."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, signal.SIG_IGN)
     sys.exit(code)

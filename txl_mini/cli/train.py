@@ -189,7 +189,7 @@ def main(argv=None, on_step=None) -> int:
                 run.train(stop_flag, on_step)
         except Exception as e:  # e.g. torch.save's "unexpected pos" after an Abort
             if stop_flag.get("abort"):
-                raise stop.Abort(stop_flag["abort"]) from None
+                raise stop.Abort(*stop_flag["abort"]) from None
             if out_of_memory(e):  # last.pt is as its last save left it (atomic)
                 raise RunError(oom_words("train", f" after step {run.step}") + "; "
                                + rundir.kept(args.run_dir)) from None
@@ -206,7 +206,7 @@ def main(argv=None, on_step=None) -> int:
             print(str(e), file=sys.stdout if e.code == 0 else sys.stderr, flush=True)
         return e.code
     except stop.Abort as e:
-        return fail(PROG, f"{e.name} again: stopped at once without saving; "
+        return fail(PROG, f"{e.again}: stopped at once without saving; "
                     f"{rundir.kept(args.run_dir)}", stop.exit_code(e.name))
     except BrokenPipeError:  # `train ... | head -1`: cli/__init__.py says nothing;
         _release(lock)  # at the first line, the folders made for the run are empty
