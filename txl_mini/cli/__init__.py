@@ -7,6 +7,7 @@ one level up know nothing of argparse, signals or several processes.
 from __future__ import annotations
 
 import atexit
+import os
 import signal
 import sys
 from importlib import import_module
@@ -20,7 +21,7 @@ from .stdout import (
     hold_fd_2,
     silence,
 )
-from .stop import deferred, sigterm_raises, stopped
+from .stop import deferred, first_stop, sigterm_raises, stopped, watch_arrivals
 
 COMMANDS = {  # name -> what it does (the module txl_mini.cli.<name> runs it)
     "train": "train a model with a run directory, checkpoints and exact resume",
@@ -43,6 +44,9 @@ def main(argv=None) -> int:
             with sigterm_raises():  # from here on SIGTERM ends it as Ctrl-C does
                 if name is None:
                     return _list_commands(argv)
+                if refused := _tqdm_refused():
+                    print(f"{prog}: error: {refused}", file=sys.stderr)
+                    return 2
                 return import_module(f"{__name__}.{name}").main(argv[1:])
         finally:  # a closed pipe or a full device shows here, not at Python's exit
             sys.stdout.flush()
@@ -68,6 +72,23 @@ def main(argv=None) -> int:
         return 1
     finally:
         sys.stdout, sys.stderr = real, real_err
+
+
+def _tqdm_refused() -> str | None:
+    """tqdm reads its TQDM_* variables as it loads: one it cannot convert
+    (TQDM_MININTERVAL=abc) failed that import, in every command, with a ValueError
+    traceback, exit 1. Refused as WORLD_SIZE=abc is (exit 2), not ignored: it was set
+    on purpose, and dropping it would change what tqdm does in silence."""
+    try:
+        import tqdm  # noqa: F401
+    except ImportError:  # not installed: as before, the command's import says so
+        return None
+    except (ValueError, TypeError) as e:
+        set_ = [f"{k}={v!r}" for k, v in os.environ.items() if k.startswith("TQDM_")]
+        named = [kv for kv in set_ if kv.split("=", 1)[1] in str(e)] or set_
+        return (f"{', '.join(named)} in the environment: tqdm cannot read it ({e}); "
+                "fix or unset it")
+    return None
 
 
 def _no_compile_times() -> None:
@@ -105,6 +126,8 @@ def interrupt_once() -> None:
     def first(signum, frame):
         if deferred(signum, frame):  # inside an import: raised once it is done
             return
+        if not first_stop("SIGINT"):  # a SIGTERM or SIGHUP came first: it names it
+            return
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         raise KeyboardInterrupt
 
@@ -119,6 +142,7 @@ def run_process(argv: list) -> None:
     interrupt_once()
     hold_fd_1()
     hold_fd_2()
+    watch_arrivals()  # which signal came first, SIGTERM or a Ctrl-C
     exit_done(main(argv))
 
 
@@ -132,8 +156,8 @@ def exit_done(code: int) -> None:
     """The command is done, its files complete and its line printed. Python and torch
     then take a second or two to tear down, and a Ctrl-C there killed the process by
     the signal (no line) or raised in one of torch's exit handlers; SIGTERM there
-    killed it with no line. Both are ignored from here on, and the process exits with
-    the command's status."""
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    killed it with no line (SIGHUP too). They are ignored from here on, and the process
+    exits with the command's status."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, signal.SIG_IGN)
     sys.exit(code)

@@ -16,7 +16,7 @@ from ..data import MAX_TEXT_BYTES, OFFLINE_CHARS, CharVocab, corpus_splits
 from ..text8 import DataError
 from . import plural
 from .options import UsageError, rank_zero
-from .paths import refuse_directory, refuse_missing
+from .paths import check_cache_env, refuse_directory, refuse_missing
 
 # how text8's messages name load_text8's arguments -> the options that set them
 OPTION_NAMES = {"path=...": "--path", "cache_dir=...": "--cache-dir"}
@@ -90,9 +90,13 @@ def _utf8(raw: bytes, whole: bool) -> str | None:
         return None
 
 
-def check_offline_chars(args, given: bool) -> None:
+def check_corpus_options(args, given: bool) -> None:
     """--offline-chars (`given` on the command line) sizes the generated corpus
-    alone: with another corpus, or a file, it would be ignored, so it is refused."""
+    alone: with another corpus, or a file, it would be ignored, so it is refused.
+    text8's cache folder, set in the environment, is checked here, before a run
+    folder is made."""
+    if args.corpus == "text8":
+        check_cache_env()
     if given and (args.path or args.corpus != "offline"):
         other = (f"--path {args.path} is read whole" if args.path else
                  f"--corpus {args.corpus} is " + ("read whole" if args.corpus ==

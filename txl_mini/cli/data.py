@@ -16,7 +16,13 @@ from . import plural
 from .corpus import option_names
 from .data_offline import cmd_offline
 from .options import Parser, UsageError, command
-from .paths import expand, refuse_directory, refuse_empty, refuse_missing
+from .paths import (
+    check_cache_env,
+    expand,
+    refuse_directory,
+    refuse_empty,
+    refuse_missing,
+)
 from .stdout import StdoutFailed, silence
 
 PROG = "python -m txl_mini data"
@@ -44,7 +50,9 @@ def _print_stats(text: str, label: str, unit: str = "char") -> None:
 
 def _cmd_text8(args: argparse.Namespace) -> None:
     refuse_empty(("--path", args.path), ("--cache-dir", args.cache_dir))
-    args.path, args.cache_dir = expand(args.path), expand(args.cache_dir)
+    args.path, args.cache_dir = expand(args.path), expand(args.cache_dir, "--cache-dir")
+    if args.cache_dir is None:  # read even with --path (where the zip would be)
+        check_cache_env()
     try:
         with option_names():
             s = load_text8(args.path, cache_dir=args.cache_dir,

@@ -4,11 +4,40 @@ from __future__ import annotations
 
 import os
 import re
+import sys
+import threading
 
 import torch
 import torch.distributed as dist
 
 from .errors import UsageError
+
+SAY_AFTER = 10  # seconds of waiting for the other processes before saying so
+
+
+def init_group(backend: str, prog: str) -> None:
+    """dist.init_process_group, waiting for the other ranks where Ctrl-C, SIGTERM and
+    SIGHUP still stop it. Waited for in the main thread, the wait is torch's, in C++:
+    no Python signal handler ran there, and a launch whose other process never came
+    up could only be killed (-9). In a thread, the main thread waits in Python."""
+    done, failed = threading.Event(), []
+
+    def join():
+        try:
+            dist.init_process_group(backend)
+        except BaseException as e:  # raised in the main thread below
+            failed.append(e)
+        finally:
+            done.set()
+
+    threading.Thread(target=join, name="rendezvous", daemon=True).start()
+    if not done.wait(SAY_AFTER):  # the handlers run during the wait
+        print(f"{prog}: waiting for all {os.environ['WORLD_SIZE']} processes at "
+              f"{os.environ['MASTER_ADDR']}:{os.environ['MASTER_PORT']} (WORLD_SIZE); "
+              "Ctrl-C stops", file=sys.stderr, flush=True)
+        done.wait()
+    if failed:
+        raise failed[0]
 
 
 def rank_world() -> tuple[int, int]:

@@ -22,10 +22,38 @@ def refuse_empty(*given: tuple[str, str | None]) -> None:
             raise UsageError(f"{what} is blank; give a path")
 
 
-def expand(path: str | None) -> str | None:
+def expand(path: str | None, opt: str | None = None) -> str | None:
     """`~/x` as the home's x, for every path option and argument: `--out=~/x` (no
-    shell expands a ~ after '=') or a quoted '~/x' reaches us as typed."""
-    return os.path.expanduser(path) if path else path
+    shell expands a ~ after '=') or a quoted '~/x' reaches us as typed. A `~user`
+    with no such user (or `~` with no home) is refused, naming `opt`: it was kept as
+    typed (a folder '~nouser' made here), or pathlib's traceback, exit 1."""
+    if not path:
+        return path
+    full = os.path.expanduser(path)
+    if full.startswith("~"):
+        raise UsageError(f"{opt + ' ' if opt else ''}{path}: {_no_home(path)}")
+    return full
+
+
+def _no_home(path: str) -> str:
+    """Why `path`, a ~ or ~user that expands to nothing, is refused."""
+    user = path[1:].split("/")[0]
+    what = (f"~{user} names the home of user {user!r}, and there is no such user"
+            if user else "~ names your home, and none is set ($HOME)")
+    return f"{what}; give another path (./{path} for a folder so named)"
+
+
+CACHE_VARIABLES = ("TXL_MINI_CACHE", "XDG_CACHE_HOME")  # text8's cache, the first set
+
+
+def check_cache_env() -> None:
+    """text8's cache folder from the environment, checked before anything is made:
+    `TXL_MINI_CACHE='~nouser/x'` was pathlib's 'Could not determine home directory'
+    traceback, exit 1 (and train left its run folder empty)."""
+    name = next((n for n in CACHE_VARIABLES if os.environ.get(n)), None)
+    value = os.environ.get(name or "", "")
+    if value and os.path.expanduser(value).startswith("~"):
+        raise UsageError(f"{name}={value!r} in the environment: {_no_home(value)}")
 
 
 def is_loop(path: str) -> bool:

@@ -3,13 +3,16 @@
 In the training loop the first SIGINT, SIGTERM or SIGHUP only sets a flag: the loop
 finishes the current step (or stops a validation within a segment), saves last.pt and
 exits with one line. A second one stops at once without saving; the last checkpoint on
-disk is kept (writes are atomic). Anywhere else SIGTERM is a Ctrl-C: it raises, so that
-what a KeyboardInterrupt tidies (the run's lock, temporary files) is tidied. A signal
-that would raise inside an import waits until the import is done (`deferred`).
+disk is kept (writes are atomic). Anywhere else SIGTERM and SIGHUP are a Ctrl-C: they
+raise, so that what a KeyboardInterrupt tidies (the run's lock, temporary files) is
+tidied. A signal that would raise inside an import waits until the import is done
+(`deferred`). The first signal names the stop and sets its status; another kind that
+follows is the same request (`first_stop`).
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -25,15 +28,23 @@ class Stop(Exception):
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM outside the training loop: caught wherever Ctrl-C is (`stopped`)."""
+    """SIGTERM or SIGHUP outside the training loop: caught wherever Ctrl-C is
+    (`stopped`)."""
+
+    def __init__(self, name: str = "SIGTERM"):
+        super().__init__(name)
+        self.name = name
 
 
 class Abort(BaseException):
-    """A second SIGINT / SIGTERM: stop now, without saving."""
+    """A second SIGINT / SIGTERM / SIGHUP: stop now, without saving. `name`, the
+    first signal's, sets the status; `again` says both."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, second: str | None = None):
         super().__init__(name)
         self.name = name
+        self.again = (f"{name} again" if second in (None, name)
+                      else f"{name}, then {second}")
 
 
 # what stops the loop with a checkpoint: Ctrl-C, SIGTERM (a scheduler), SIGHUP (the
@@ -50,9 +61,11 @@ def signals_caught(stop_flag: dict):
         if stop_flag.get("signal"):
             if deferred(signum, frame):
                 return
-            stop_flag["abort"] = name
-            raise Abort(name)
-        stop_flag["signal"] = name
+            stop_flag["abort"] = (stop_flag["signal"], stop_flag.pop("other", name))
+            raise Abort(*stop_flag["abort"])
+        if not first_stop(name):  # another came first; its handler runs next
+            stop_flag["other"] = name
+        stop_flag["signal"] = _first[0]
 
     old = {}
     if threading.current_thread() is threading.main_thread():  # signals reach it only
@@ -124,33 +137,78 @@ def exit_code(name: str) -> int:
     return 128 + getattr(signal, name)
 
 
+_first: list[str] = []  # the signal that stopped the command, once one has
+_arrivals: list[int] = []  # the pipe's read end that Python writes signals to
+
+
+def watch_arrivals() -> None:
+    """Signals are written to a pipe as they arrive (their order). Python runs the
+    handlers of signals pending together by number, SIGINT (2) before SIGTERM (15):
+    SIGTERM, then a Ctrl-C 10 ms later while a library loaded, said 'interrupted'."""
+    if threading.current_thread() is threading.main_thread() and not _arrivals:
+        r, w = os.pipe()
+        for fd in (r, w):
+            os.set_blocking(fd, False)
+        signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+        _arrivals.append(r)
+
+
+def _first_arrived() -> str | None:
+    """The first stop signal arrived since last asked, if the pipe is watched."""
+    try:
+        got = os.read(_arrivals[0], 4096) if _arrivals else b""
+    except BlockingIOError:  # nothing arrived (a handler run by hand)
+        got = b""
+    names = [signal.Signals(n).name for n in got if n in LOOP_SIGNALS]
+    return names[0] if names else None
+
+
+def first_stop(name: str) -> bool:
+    """Is signal `name` the first to stop the command (or the same again)? The first
+    sets the status and the words; a second kind is the same request. (A second
+    exception replaced the first while it was handled: SIGTERM said 'interrupted'.)"""
+    if not _first:
+        _first.append(_first_arrived() or name)
+    return _first[0] == name
+
+
+WORDS = {"SIGTERM": "terminated (SIGTERM)", "SIGHUP": "hung up (SIGHUP)"}
+
+
 def stopped(e: KeyboardInterrupt) -> tuple[str, int, str]:
     """The words, exit status and line start for a Ctrl-C (130, after the terminal's
-    ^C) or a SIGTERM (143)."""
+    ^C), a SIGTERM (143) or a SIGHUP (129)."""
     if isinstance(e, Terminated):
-        return "terminated (SIGTERM)", exit_code("SIGTERM"), ""
+        return WORDS[e.name], exit_code(e.name), ""
     return "interrupted", exit_code("SIGINT"), "\n"
 
 
 @contextmanager
 def sigterm_raises():
-    """While inside: SIGTERM raises Terminated, once; a second one ends the process
-    as SIGTERM does by default. Not ignored: an import that swallows the exception
-    (a bare except in a lazy import) must not leave a process SIGTERM cannot stop,
-    and signals_caught, which takes over in the loop, would read SIG_IGN as ignored
-    by whoever started us, which stays ignored, as SIGINT does in Python."""
+    """While inside: SIGTERM or SIGHUP raises Terminated, once; a second one ends the
+    process as the signal does by default. (SIGHUP killed `data offline` with no
+    line, its temporary file left, and a run folder half made.) Not ignored: an
+    import that swallows the exception (a bare except in a lazy import) must not
+    leave a process SIGTERM cannot stop, and signals_caught, which takes over in the
+    loop, would read SIG_IGN as ignored by whoever started us (`nohup`), which stays
+    ignored, as SIGINT does in Python."""
     def handler(signum, frame):
         if deferred(signum, frame):
             return
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        raise Terminated()
+        name = signal.Signals(signum).name
+        if not first_stop(name):  # another signal is stopping us: the same request
+            return
+        signal.signal(signum, signal.SIG_DFL)
+        raise Terminated(name)
 
-    main = threading.current_thread() is threading.main_thread()
-    if not main or signal.getsignal(signal.SIGTERM) == signal.SIG_IGN:
-        yield
-        return
-    old = signal.signal(signal.SIGTERM, handler)
+    _first.clear()
+    _first_arrived()  # what came before is not this command's (tests run several)
+    old = {}
+    if threading.current_thread() is threading.main_thread():
+        old = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM,
+               signal.SIGHUP) if signal.getsignal(sig) != signal.SIG_IGN}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, old)
+        for sig, h in old.items():
+            signal.signal(sig, h)

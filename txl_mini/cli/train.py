@@ -20,8 +20,8 @@ from ..data import CORPORA, MAX_OFFLINE_CHARS, OFFLINE_CHARS
 from ..text8 import DataError
 from ..train import TrainConfig
 from . import rundir, stop
-from .corpus import check_offline_chars, load_corpus
-from .ddp import any_rank, local_rank, rank_world, world_size
+from .corpus import check_corpus_options, load_corpus
+from .ddp import any_rank, init_group, local_rank, rank_world, world_size
 from .errors import oom_words, out_of_memory
 from .memory import MODEL_SIZE, TRAIN_RUN_SIZE, check_memory
 from .options import (
@@ -128,13 +128,13 @@ def main(argv=None, on_step=None) -> int:
         distributed = world_size() > 1
         refuse_empty(("--resume", args.resume))
         for name in ("run_dir", "out", "resume"):  # --path too, once restored
-            setattr(args, name, expand(getattr(args, name)))
+            setattr(args, name, expand(getattr(args, name), flag(name)))
         saved = (restore_options(args, argv, build_parser(), check_values)
                  if args.resume else None)
         check_values(args)
-        check_offline_chars(args, "offline_chars" in given(build_parser(), argv))
+        check_corpus_options(args, "offline_chars" in given(build_parser(), argv))
         if args.path is not None:  # a resume or evaluate from elsewhere finds it
-            args.path = os.path.abspath(expand(args.path))
+            args.path = os.path.abspath(expand(args.path, "--path"))
         set_threads(args.threads)
         args.threads = torch.get_num_threads()  # recorded: resume uses the same
         cfg = model_config(args.preset, args)
@@ -144,7 +144,7 @@ def main(argv=None, on_step=None) -> int:
         if device.type == "cuda":
             torch.cuda.set_device(device)  # NCCL collectives use the current device
         if distributed and not dist.is_initialized():
-            dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
+            init_group("nccl" if device.type == "cuda" else "gloo", PROG)
         rank, world = rank_world()
         if args.batch_size % world:
             raise UsageError(f"--batch-size {args.batch_size} must be divisible by "
@@ -183,7 +183,7 @@ def main(argv=None, on_step=None) -> int:
                 run.train(stop_flag, on_step)
         except Exception as e:  # e.g. torch.save's "unexpected pos" after an Abort
             if stop_flag.get("abort"):
-                raise stop.Abort(stop_flag["abort"]) from None
+                raise stop.Abort(*stop_flag["abort"]) from None
             if out_of_memory(e):  # last.pt is as its last save left it (atomic)
                 raise RunError(oom_words("train", f" after step {run.step}") + "; "
                                + rundir.kept(args.run_dir)) from None
@@ -201,7 +201,7 @@ def main(argv=None, on_step=None) -> int:
             print(str(e), file=sys.stdout if e.code == 0 else sys.stderr, flush=True)
         return e.code
     except stop.Abort as e:
-        return fail(PROG, f"{e.name} again: stopped at once without saving; "
+        return fail(PROG, f"{e.again}: stopped at once without saving; "
                     f"{rundir.kept(args.run_dir)}", stop.exit_code(e.name))
     except BrokenPipeError:  # `train ... | head -1`: cli/__init__.py says nothing;
         _release(lock)  # at the first line, the folders made for the run are empty
