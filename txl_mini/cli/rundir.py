@@ -85,9 +85,11 @@ def _check_new(args, d: str, created: list, named: str) -> None:
         raise UsageError(f"{who} is a file, not a directory")
     if os.path.isdir(d) and os.listdir(d):
         foreign = _foreign(d, args.out)
-        if foreign or (os.path.exists(os.path.join(d, "config.json"))
-                       and not is_run_dir(d)):
-            what = ", ".join(foreign[:3] or ["config.json"])
+        if not is_run_dir(d):  # a run writes config.json before any other file:
+            # without it, a last.pt or metrics.jsonl there is someone else's
+            foreign = foreign or sorted(set(os.listdir(d)) & set(FILES))
+        if foreign:
+            what = ", ".join(foreign[:3])
             raise UsageError(f"{who} is not a run directory of python -m txl_mini "
                              f"train (it holds {what}); give a new or empty directory"
                              + ("" if named == "--run-dir" else " with --run-dir DIR"))
