@@ -48,3 +48,23 @@ def test_a_run_of_ours_is_still_overwritten(tmp_path, text):
     (d / "curves.png").unlink()
     res = txl("train", *tiny(text, d), "--overwrite")
     assert res.returncode == 0 and "trained 2 steps" in res.stdout, res.stderr
+
+
+@pytest.mark.parametrize("how", ["same", "symlink", "hardlink"])
+def test_out_is_not_the_training_text(tmp_path, text, how):
+    """Finding 2: `train --path cc.txt --out cc.txt --overwrite` replaced the corpus
+    with a checkpoint, exit 0. Now it is refused before any work (also through a link
+    to it), as --deps-out naming --out is."""
+    out = tmp_path / "cc.txt"
+    if how == "same":
+        out = text
+    elif how == "symlink":
+        os.symlink(text, out)
+    else:
+        os.link(text, out)
+    before = open(text, "rb").read()
+    res = txl("train", *tiny(text, tmp_path / "co"), "--out", out, "--overwrite")
+    assert one_line(res, 2) == (
+        f"{PROG}: error: --out {out} is the training text --path {text}; give the "
+        "model a file of its own")
+    assert open(text, "rb").read() == before and not (tmp_path / "co").exists()

@@ -20,7 +20,7 @@ from ..files import TEMP_SUFFIX, atomic_path, remove_stale_temps
 from . import plural
 from .lock import LOCK_NAME, RunLock
 from .options import PROBE, UsageError, check_writable
-from .paths import check_out, refuse_special, writable_folder
+from .paths import check_out, refuse_special, refuse_text_as_out, writable_folder
 
 FILES = ("config.json", "metrics.jsonl", "curves.png", "last.pt", "best.pt")
 
@@ -66,6 +66,7 @@ def prepare_run_dir(args, created: list, named: str = "--run-dir") -> RunLock:
     d = args.run_dir
     refuse_special(d, FILES + (LOCK_NAME,))  # before anything opens one
     out = check_out(args.out, d, FILES + (LOCK_NAME,)) if args.out else None
+    refuse_text_as_out(args.out, args.path)
     if not args.resume:  # a resumed DIR is checked by the resume options
         _check_new(args, d, created, named)
     if out:  # a resumed run's too: its config.json may name a place gone since
