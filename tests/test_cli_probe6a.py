@@ -4,10 +4,17 @@ Each test runs `python -m txl_mini` in a subprocess, as a user would.
 """
 
 import os
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 import torch
+from cli_text import words
 from test_cli_faults import ENV, one_line, small_disk, tiny, txl  # noqa: F401 (a fixture)
+
+from txl_mini.checkpoint import read_checkpoint
 
 PROG = "python -m txl_mini train"
 
@@ -68,3 +75,33 @@ def test_out_is_not_the_training_text(tmp_path, text, how):
         f"{PROG}: error: --out {out} is the training text --path {text}; give the "
         "model a file of its own")
     assert open(text, "rb").read() == before and not (tmp_path / "co").exists()
+
+
+def test_an_interrupted_final_validation_writes_no_out(tmp_path):
+    """Finding 3: SIGINT during the last step's validation printed 'saved r/last.pt
+    at step 3/3; continue with --resume r', exit 130, yet wrote --out (the model of a
+    run not finished, and not said). Now --out is left to the resume, which
+    validates and writes it."""
+    text = tmp_path / "big.txt"
+    text.write_text(words(2_000_000))  # a validation of 100,000 chars: seconds
+    r, out = tmp_path / "fv", tmp_path / "fv.pt"
+    argv = [*tiny(str(text), r, steps=3), "--eval-chars", "100000", "--out", str(out)]
+    argv.remove("--quiet")  # the bar says 'validating'
+    err = tmp_path / "err.txt"
+    with open(err, "w") as f:
+        proc = subprocess.Popen([sys.executable, "-m", "txl_mini", "train", *argv],
+                                env=ENV, stdout=subprocess.DEVNULL, stderr=f,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT,
+                                                                 signal.SIG_DFL))
+        t0 = time.time()
+        while "validating" not in err.read_text(errors="replace"):
+            assert proc.poll() is None and time.time() - t0 < 240, err.read_text()
+            time.sleep(0.005)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=120) == 130
+    assert err.read_text().splitlines()[-1] == (
+        f"SIGINT: saved {r}/last.pt at step 3/3; continue with --resume {r}")
+    assert not out.exists()
+    res = txl("train", "--resume", r)
+    assert res.returncode == 0 and f"and {out}" in res.stdout, res.stderr
+    assert read_checkpoint(out)["meta"]["steps"] == 3
