@@ -4,6 +4,7 @@ Each test runs `python -m txl_mini` in a subprocess, as a user would.
 """
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -105,3 +106,30 @@ def test_an_interrupted_final_validation_writes_no_out(tmp_path):
     res = txl("train", "--resume", r)
     assert res.returncode == 0 and f"and {out}" in res.stdout, res.stderr
     assert read_checkpoint(out)["meta"]["steps"] == 3
+
+
+@pytest.mark.parametrize("damage", ["truncated", "code"])
+def test_a_corrupt_last_pt_on_resume_is_bad_input(paused, tmp_path, damage):
+    """Finding 4: a damaged last.pt on --resume exited 1 (evaluate: 2 for the same
+    file); the README says 2 for a file that is not a checkpoint. The line is
+    unchanged."""
+    r = tmp_path / "r"
+    shutil.copytree(paused, r)
+    last = r / "last.pt"
+    if damage == "truncated":
+        data = last.read_bytes()
+        last.write_bytes(data[:len(data) // 2])
+        why = (f"truncated or corrupt ({len(data) // 2:,} bytes; cannot read the "
+               "archive)")
+    else:  # an object whose unpickling would run code
+        torch.save({"x": argparse_namespace()}, last)
+        why = ("holds objects other than tensors and plain data; refusing to unpickle "
+               "it (weights_only=True)")
+    res = txl("train", "--resume", r)
+    assert one_line(res, 2) == f"{PROG}: error: {last}: {why}"
+
+
+def argparse_namespace():
+    import argparse
+
+    return argparse.Namespace(a=1)
