@@ -133,3 +133,24 @@ def argparse_namespace():
     import argparse
 
     return argparse.Namespace(a=1)
+
+
+def pages(path) -> int:
+    """The 4 KiB pages a file takes on a tmpfs."""
+    return -(-os.path.getsize(path) // 4096)
+
+
+def test_a_full_disk_after_best_pt_says_it_was_written(small_disk, text,  # noqa: F811
+                                                       tmp_path):
+    """Finding 5: best.pt written, then last.pt did not fit: the line said 'no
+    checkpoint was written yet'. Now it names best.pt."""
+    ref = tmp_path / "ref"  # the same run on a roomy disk: the sizes of its files
+    assert txl("train", *tiny(text, ref)).returncode == 0
+    fits = sum(pages(ref / n) for n in ("config.json", "metrics.jsonl", "best.pt"))
+    assert pages(ref / "last.pt") > 2  # cannot fit in what is left
+    r = small_disk(4 * (fits + 2)) / "r"  # + the lock's page, + one
+    res = txl("train", *tiny(text, r))
+    assert one_line(res, 1) == (
+        f"{PROG}: error: cannot write {r}/last.pt: No space left on device; no "
+        f"last.pt was written yet, only {r}/best.pt (--resume {r} starts it again)")
+    assert sorted(os.listdir(r)) == ["best.pt", "config.json", "metrics.jsonl"]

@@ -112,11 +112,13 @@ def clear_run_dir(d: str) -> None:
 
 def kept(d) -> str:
     """What a run that stopped abnormally leaves, and how to go on."""
-    path = os.path.join(d or "", "last.pt")
+    path, best = (os.path.join(d or "", n) for n in ("last.pt", "best.pt"))
     if d and os.path.isfile(path):
         return f"{path}, the last checkpoint written, is kept (--resume {d})"
-    return "no checkpoint was written yet" + (f" (--resume {d} starts it again)"
-                                              if d and is_run_dir(d) else "")
+    written = f"no last.pt was written yet, only {best}" if d and os.path.isfile(
+        best) else "no checkpoint was written yet"  # the best weights, no state
+    return written + (f" (--resume {d} starts it again)" if d and is_run_dir(d)
+                      else "")
 
 
 def remove_created(created: list) -> None:
