@@ -108,7 +108,7 @@ def test_an_interrupted_final_validation_writes_no_out(tmp_path):
     assert read_checkpoint(out)["meta"]["steps"] == 3
 
 
-@pytest.mark.parametrize("damage", ["truncated", "code"])
+@pytest.mark.parametrize("damage", ["truncated", "code", "weights"])
 def test_a_corrupt_last_pt_on_resume_is_bad_input(paused, tmp_path, damage):
     """Finding 4: a damaged last.pt on --resume exited 1 (evaluate: 2 for the same
     file); the README says 2 for a file that is not a checkpoint. The line is
@@ -121,10 +121,16 @@ def test_a_corrupt_last_pt_on_resume_is_bad_input(paused, tmp_path, damage):
         last.write_bytes(data[:len(data) // 2])
         why = (f"truncated or corrupt ({len(data) // 2:,} bytes; cannot read the "
                "archive)")
-    else:  # an object whose unpickling would run code
+    elif damage == "code":  # an object whose unpickling would run code
         torch.save({"x": argparse_namespace()}, last)
         why = ("holds objects other than tensors and plain data; refusing to unpickle "
                "it (weights_only=True)")
+    else:  # a weight of another shape than its config's
+        ckpt = torch.load(last, weights_only=True)
+        ckpt["state_dict"]["embed.weight"] = torch.zeros(1)
+        torch.save(ckpt, last)
+        why = ("weights do not match the stored config: embed.weight is (1,) in the "
+               "file, (27, 16) for the config")
     res = txl("train", "--resume", r)
     assert one_line(res, 2) == f"{PROG}: error: {last}: {why}"
 

@@ -19,6 +19,7 @@ import torch
 from ..checkpoint import (
     CheckpointError,
     CheckpointUnreadable,
+    build_model,
     load_checkpoint,
     read_checkpoint,
 )
@@ -79,11 +80,14 @@ def open_checkpoint(args) -> tuple:
 
 
 def read_input(path: str, device) -> dict:
-    """read_checkpoint, where a file that is not a checkpoint (damaged, cut short,
-    holding code) is bad input, exit 2, as evaluate's is; one this process may not
-    read is not (CheckpointUnreadable: exit 1)."""
+    """read_checkpoint, its weights checked against its config (a model built on the
+    CPU, then dropped), where a file that is not a checkpoint (damaged, cut short,
+    holding code, weights of another shape) is bad input, exit 2, as evaluate's is;
+    one this process may not read is not (CheckpointUnreadable: exit 1)."""
     try:
-        return read_checkpoint(path, device)
+        ckpt = read_checkpoint(path, device)
+        build_model(ckpt, path)
+        return ckpt
     except CheckpointUnreadable:
         raise
     except CheckpointError as e:
