@@ -16,7 +16,13 @@ import os
 
 import torch
 
-from ..checkpoint import CheckpointError, CheckpointUnreadable, load_checkpoint
+from ..checkpoint import (
+    CheckpointError,
+    CheckpointUnreadable,
+    build_model,
+    load_checkpoint,
+    read_checkpoint,
+)
 from ..config import ModelConfig
 from ..corpus import BOOK_CORPORA
 from .options import UsageError, pick_device, set_threads
@@ -71,6 +77,21 @@ def open_checkpoint(args) -> tuple:
         raise UsageError(str(e)) from None
     check_meta(meta, path)
     return model, meta, path, device
+
+
+def read_input(path: str, device) -> dict:
+    """read_checkpoint, its weights checked against its config (a model built on the
+    CPU, then dropped), where a file that is not a checkpoint (damaged, cut short,
+    holding code, weights of another shape) is bad input, exit 2, as evaluate's is;
+    one this process may not read is not (CheckpointUnreadable: exit 1)."""
+    try:
+        ckpt = read_checkpoint(path, device)
+        build_model(ckpt, path)
+        return ckpt
+    except CheckpointUnreadable:
+        raise
+    except CheckpointError as e:
+        raise UsageError(str(e)) from None
 
 
 def _is(value, types) -> bool:

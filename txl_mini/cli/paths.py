@@ -177,6 +177,16 @@ def refuse_special(folder: str, names: tuple) -> None:
             raise UsageError(f"{path} is {what}, not a file of the run; move it away")
 
 
+def refuse_text_as_out(out: str | None, text: str | None) -> None:
+    """train --out naming its --path text (also through a link, hard or symbolic):
+    the weights would replace the corpus, which a resume reads again."""
+    if out and text and (os.path.realpath(out) == os.path.realpath(text) or (
+            os.path.exists(out) and os.path.exists(text)
+            and os.path.samefile(out, text))):
+        raise UsageError(f"--out {out} is the training text --path {text}; give the "
+                         "model a file of its own")
+
+
 def check_out(out: str, d: str, own: tuple) -> str:
     """--out: a file of its own (returned resolved). Written over the run directory's
     config.json or last.pt, the final weights would leave a run that cannot resume;

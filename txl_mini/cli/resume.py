@@ -23,7 +23,7 @@ from ..checkpoint import (
     read_checkpoint,
     save_checkpoint,
 )
-from .checkpoints import check_meta, check_state
+from .checkpoints import check_meta, check_state, read_input
 from .lock import LOCK_NAME
 from .options import UsageError, flag
 from .paths import check_out, refuse_special, writable_folder
@@ -149,7 +149,7 @@ def read_last(run_dir: str, config: dict, steps: int, device) -> dict:
     if not os.path.exists(path):  # never written, or deleted by hand
         refuse_lost(run_dir, config)
         return None
-    ckpt = read_checkpoint(path, device)
+    ckpt = read_input(path, device)  # damaged: bad input, exit 2
     check_meta(ckpt["meta"], path)
     if not isinstance(ckpt.get("extra"), dict) or "step" not in ckpt["extra"]:
         raise UsageError(f"{path} has no training state (weights only); it cannot "

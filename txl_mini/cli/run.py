@@ -93,7 +93,7 @@ class Run:
                 "preset": a.preset, "steps": self.step, "train_config": asdict(self.tc),
                 "best_val_bpc": _finite_or_none(self.best)}
 
-    def save(self, name: str = "last.pt", with_state: bool = True) -> None:
+    def save(self, name: str = "last.pt", with_state: bool = True, out=False) -> None:
         """Checkpoint; every rank contributes its memory and RNG, rank 0 writes it."""
         mine = {"mems": [m.detach().cpu() for m in (self.mems or [])],
                 "rng": rng_state(self.device)}
@@ -114,8 +114,8 @@ class Run:
                             optimizer=self.opt if with_state else None, extra=extra)
         if name == "last.pt":  # a resume that finds none can tell it was deleted
             note_saved(self.dir, self.step)
-        if name == "last.pt" and self.args.out and self.step == self.tc.steps:
-            with naming(self.args.out):
+        if out and self.args.out:  # at the run's end only: a stop in the last
+            with naming(self.args.out):  # validation leaves it to the resume
                 save_checkpoint(self.args.out, self.model, self.meta())
 
     def stop(self, name: str) -> Stop:
@@ -235,7 +235,7 @@ class Run:
                 self.best = bpc
                 self.save("best.pt", with_state=False)
         if self.step % a.save_every == 0 or final:
-            self.save()
+            self.save(out=final)
         if final and self.rank == 0:
             plot_curves(self.dir, self.history)
         if on_step is not None and on_step(self.step):  # tests: simulated interrupt

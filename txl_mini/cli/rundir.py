@@ -20,7 +20,7 @@ from ..files import TEMP_SUFFIX, atomic_path, remove_stale_temps
 from . import plural
 from .lock import LOCK_NAME, RunLock
 from .options import PROBE, UsageError, check_writable
-from .paths import check_out, refuse_special, writable_folder
+from .paths import check_out, refuse_special, refuse_text_as_out, writable_folder
 
 FILES = ("config.json", "metrics.jsonl", "curves.png", "last.pt", "best.pt")
 
@@ -66,6 +66,7 @@ def prepare_run_dir(args, created: list, named: str = "--run-dir") -> RunLock:
     d = args.run_dir
     refuse_special(d, FILES + (LOCK_NAME,))  # before anything opens one
     out = check_out(args.out, d, FILES + (LOCK_NAME,)) if args.out else None
+    refuse_text_as_out(args.out, args.path)
     if not args.resume:  # a resumed DIR is checked by the resume options
         _check_new(args, d, created, named)
     if out:  # a resumed run's too: its config.json may name a place gone since
@@ -85,9 +86,11 @@ def _check_new(args, d: str, created: list, named: str) -> None:
         raise UsageError(f"{who} is a file, not a directory")
     if os.path.isdir(d) and os.listdir(d):
         foreign = _foreign(d, args.out)
-        if foreign or (os.path.exists(os.path.join(d, "config.json"))
-                       and not is_run_dir(d)):
-            what = ", ".join(foreign[:3] or ["config.json"])
+        if not is_run_dir(d):  # a run writes config.json before any other file:
+            # without it, a last.pt or metrics.jsonl there is someone else's
+            foreign = foreign or sorted(set(os.listdir(d)) & set(FILES))
+        if foreign:
+            what = ", ".join(foreign[:3])
             raise UsageError(f"{who} is not a run directory of python -m txl_mini "
                              f"train (it holds {what}); give a new or empty directory"
                              + ("" if named == "--run-dir" else " with --run-dir DIR"))
@@ -109,11 +112,13 @@ def clear_run_dir(d: str) -> None:
 
 def kept(d) -> str:
     """What a run that stopped abnormally leaves, and how to go on."""
-    path = os.path.join(d or "", "last.pt")
+    path, best = (os.path.join(d or "", n) for n in ("last.pt", "best.pt"))
     if d and os.path.isfile(path):
         return f"{path}, the last checkpoint written, is kept (--resume {d})"
-    return "no checkpoint was written yet" + (f" (--resume {d} starts it again)"
-                                              if d and is_run_dir(d) else "")
+    written = f"no last.pt was written yet, only {best}" if d and os.path.isfile(
+        best) else "no checkpoint was written yet"  # the best weights, no state
+    return written + (f" (--resume {d} starts it again)" if d and is_run_dir(d)
+                      else "")
 
 
 def remove_created(created: list) -> None:
