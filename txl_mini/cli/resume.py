@@ -23,7 +23,7 @@ from ..checkpoint import (
     read_checkpoint,
     save_checkpoint,
 )
-from .checkpoints import check_meta, check_state
+from .checkpoints import check_meta, check_state, check_weights
 from .lock import LOCK_NAME
 from .options import UsageError, flag
 from .paths import check_out, refuse_special, writable_folder
@@ -149,6 +149,7 @@ def read_last(run_dir: str, config: dict, steps: int, device) -> dict:
         return None
     ckpt = read_checkpoint(path, device)
     check_meta(ckpt["meta"], path)
+    check_weights(ckpt, path)  # a sparse weight: before 'finished' or the resume
     if not isinstance(ckpt.get("extra"), dict) or "step" not in ckpt["extra"]:
         raise UsageError(f"{path} has no training state (weights only); it cannot "
                          "be resumed")
