@@ -31,7 +31,7 @@ PROBE = ".probe-"  # an empty file that checks a directory is writable
 def fail(prog: str, msg: str, code: int = 2, before: str = "") -> int:
     """Print one line (rank 0 only, under torchrun) and return the exit status."""
     if rank_zero():
-        print(printable(f"{before}{prog}: {msg}", sys.stderr), file=sys.stderr)
+        print(before + printable(f"{prog}: {msg}", sys.stderr), file=sys.stderr)
     return code
 
 
