@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import fields
 
 import torch
 
@@ -20,13 +21,14 @@ from ..checkpoint import (
     CheckpointError,
     CheckpointUnreadable,
     build_model,
-    load_checkpoint,
     read_checkpoint,
 )
 from ..config import ModelConfig
 from ..corpus import BOOK_CORPORA
+from ..model import TransformerXL, VanillaTransformer
 from .options import UsageError, pick_device, set_threads
-from .paths import expand, refuse_dangling, refuse_loop
+from .paths import expand, not_regular, refuse_dangling, refuse_loop
+from .settings import MAX_DISTANCE
 
 NoneType = type(None)
 # meta's fields a command reads (evaluate: the corpus to rebuild), their types and
@@ -39,6 +41,9 @@ EXTRA = {"step": (int, "a step count"), "pos": (int, "a position in the streams"
          "best": ((int, float, NoneType), "a bpc or null"),
          "val_pending": (bool, "true or false"),
          "ranks": (list, "a list of each process' state")}
+# a config field's type, by its annotation, as the message names it (ints are floats)
+TYPES = {"int": (int, "an integer"), "float": ((int, float), "a number"),
+         "str": (str, "a string"), "bool": (bool, "true or false")}
 
 
 def corpus_name(corpus):
@@ -69,23 +74,29 @@ def open_checkpoint(args) -> tuple:
                              "it (a run before its first checkpoint?); give a "
                              "checkpoint")
         path = found[0]
+    what = not_regular(path)  # else 'empty file (0 bytes)'; a FIFO is not opened
+    if what:
+        raise UsageError(f"{path} is {what}, not a checkpoint file")
     try:
-        model, meta = load_checkpoint(path, device)
+        ckpt = read_checkpoint(path, device)
+        check_meta(ckpt["meta"], path)
+        check_weights(ckpt, path)  # before the model is built: its size, its tensors
+        model = build_model(ckpt, path, device)
     except CheckpointUnreadable:  # 'cannot read PATH: Permission denied': exit 1
         raise
     except CheckpointError as e:  # missing, empty, not one, damaged: bad input
         raise UsageError(str(e)) from None
-    check_meta(meta, path)
-    return model, meta, path, device
+    return model, ckpt["meta"], path, device
 
 
 def read_input(path: str, device) -> dict:
-    """read_checkpoint, its weights checked against its config (a model built on the
-    CPU, then dropped), where a file that is not a checkpoint (damaged, cut short,
+    """read_checkpoint, its weights checked against its config (shapes and kinds by
+    check_weights, then a model built on the CPU and dropped), where a file that is not a checkpoint (damaged, cut short,
     holding code, weights of another shape) is bad input, exit 2, as evaluate's is;
     one this process may not read is not (CheckpointUnreadable: exit 1)."""
     try:
         ckpt = read_checkpoint(path, device)
+        check_weights(ckpt, path)  # first: a config of 10**9 heads is never built
         build_model(ckpt, path)
         return ckpt
     except CheckpointUnreadable:
@@ -122,6 +133,54 @@ def check_meta(meta: dict, path: str) -> None:
         v = meta.get(key)
         if key in meta and not (_is(v, types) and _json(v)):  # a record: JSON data
             raise _wrong(path, f"meta.{key}", v, what)
+
+
+def check_weights(ckpt: dict, path: str) -> None:
+    """config's field types and distances, then each weight against the shape and
+    dtype the config gives it, from a model built on the meta device (shapes only,
+    nothing allocated): a config of 10**9 heads allocated 512 GB before its
+    weights were compared, a sparse weight failed in load_state_dict's copy."""
+    raw, state = ckpt["config"], ckpt["state_dict"]
+    if not (isinstance(raw, dict) and isinstance(state, dict)):
+        return  # build_model names what they are
+    for f in fields(ModelConfig):
+        types, what = TYPES[f.type]
+        if f.name in raw and not _is(raw[f.name], types):
+            raise _wrong(path, f"config.{f.name}", raw[f.name], what)
+    try:
+        cfg = ModelConfig(**raw)
+    except (TypeError, ValueError):  # an unknown field, a value out of range:
+        return  # build_model's 'invalid config' line
+    for name in ("clamp_len", "shaw_clip"):  # train's --clamp-len, --shaw-clip
+        if getattr(cfg, name) > MAX_DISTANCE:
+            raise _wrong(path, f"config.{name}", getattr(cfg, name),
+                         f"a distance <= {MAX_DISTANCE:,} (as train allows)")
+    layers = {k.split(".")[1] for k in state if str(k).startswith("blocks.")}
+    if cfg.n_layer != len(layers):  # checked first: a block per layer is built
+        raise UsageError(f"{path}: weights do not match the stored config: "
+                         f"config.n_layer = {cfg.n_layer:,}, weights of "
+                         f"{len(layers):,} layers")
+    vanilla = ckpt["model_class"] == "VanillaTransformer"
+    with torch.device("meta"):
+        want = (VanillaTransformer if vanilla else TransformerXL)(cfg).state_dict()
+    for name, t in state.items():
+        w = want.get(name)
+        if w is None or not isinstance(t, torch.Tensor):
+            continue  # build_model's 'weights do not match' line
+        if t.layout != torch.strided or t.is_quantized or t.is_meta:
+            kind = "quantized" if t.is_quantized else "meta" if t.is_meta else (
+                str(t.layout).removeprefix("torch."))
+            raise UsageError(f"{path} has state_dict[{name!r}] that is a {kind} "
+                             "tensor, not a dense one")
+        if t.shape != w.shape:
+            raise UsageError(f"{path}: weights do not match the stored config: "
+                             f"{name} is {tuple(t.shape)} in the file, "
+                             f"{tuple(w.shape)} for the config")
+        if (t.is_floating_point() != w.is_floating_point()
+                or not w.is_floating_point() and t.dtype != w.dtype):
+            kind = "floating point" if w.is_floating_point() else str(w.dtype)
+            raise UsageError(f"{path} has state_dict[{name!r}] of dtype {t.dtype}, "
+                             f"not {kind}")
 
 
 def check_state(ckpt: dict, path: str, batch_size: int) -> dict:

@@ -17,6 +17,18 @@ LOWER = {
 }
 
 
+def printable(text: str, stream) -> str:
+    """`text` as one line that `stream` can write: control characters escaped as
+    repr writes them (a path with a newline broke the line in two), a byte of a file
+    name the locale cannot decode (os.fsdecode's surrogate) as \\xfe, and what
+    the stream's encoding lacks (PYTHONIOENCODING=ascii) as \\xe9 too."""
+    enc = getattr(stream, "encoding", None) or "utf-8"
+    text = "".join(c if c.isprintable() else
+                   f"\\x{ord(c) - 0xDC00:02x}" if "\udc80" <= c <= "\udcff" else
+                   repr(c)[1:-1] for c in text)
+    return text.encode(enc, "backslashreplace").decode(enc)
+
+
 class UsageError(Exception):
     """A bad option value; printed as `PROG: error: ...` with exit status 2."""
 

@@ -21,7 +21,7 @@ import torch
 from ..config import POS_ENCODINGS, PRESETS, ModelConfig
 from ..files import write_target
 from .ddp import launched_rank
-from .errors import UsageError
+from .errors import UsageError, printable
 from .stop import stopped
 
 DEVICES = ("auto", "cpu", "cuda", "mps")
@@ -31,7 +31,7 @@ PROBE = ".probe-"  # an empty file that checks a directory is writable
 def fail(prog: str, msg: str, code: int = 2, before: str = "") -> int:
     """Print one line (rank 0 only, under torchrun) and return the exit status."""
     if rank_zero():
-        print(f"{before}{prog}: {msg}", file=sys.stderr)
+        print(before + printable(f"{prog}: {msg}", sys.stderr), file=sys.stderr)
     return code
 
 
@@ -79,10 +79,16 @@ class Parser(argparse.ArgumentParser):
 
     def __init__(self, **kw):
         super().__init__(formatter_class=HelpFormatter, **kw)
+        for kind in (int, float):  # Python's own take any Unicode digit: '١' is 1
+            self.register("type", kind, ascii_only(kind))
 
     def error(self, message):
-        print(f"{self.prog}: error: {message} (see --help)", file=sys.stderr)
-        raise SystemExit(2)
+        raise SystemExit(fail(self.prog, f"error: {message} (see --help)"))
+
+
+def ascii_only(kind):
+    """int or float of ASCII text only (else a ValueError: 'invalid int value')."""
+    return lambda text: kind(text if text.isascii() else "not ASCII")
 
 
 def add_common(p: argparse.ArgumentParser, checkpoint: bool = False,

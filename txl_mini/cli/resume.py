@@ -149,7 +149,7 @@ def read_last(run_dir: str, config: dict, steps: int, device) -> dict:
     if not os.path.exists(path):  # never written, or deleted by hand
         refuse_lost(run_dir, config)
         return None
-    ckpt = read_input(path, device)  # damaged: bad input, exit 2
+    ckpt = read_input(path, device)  # damaged, a sparse weight: bad input, exit 2
     check_meta(ckpt["meta"], path)
     if not isinstance(ckpt.get("extra"), dict) or "step" not in ckpt["extra"]:
         raise UsageError(f"{path} has no training state (weights only); it cannot "

@@ -80,6 +80,11 @@ def main(argv=None) -> int:
         corpus = _shown(corpus_name(meta.get("corpus", "?")))
         print(f"{type(model).__name__} from {path} (corpus: {corpus}); {how}",
               file=sys.stderr)
+    first = prompt_start(len(prompt), model.cfg, use_cache)
+    if first and not args.quiet:
+        print(f"--prompt: reading its last {len(prompt) - first:,} of "
+              f"{len(prompt):,} characters, all the next one can depend on",
+              file=sys.stderr)
     sys.stdout.write(args.prompt)
 
     def stream(i: int) -> None:
@@ -88,7 +93,7 @@ def main(argv=None) -> int:
 
     start = time.perf_counter()
     try:
-        generate(model, prompt, args.chars, temperature=args.temperature,
+        generate(model, prompt[first:], args.chars, temperature=args.temperature,
                  top_k=args.top_k, generator=gen, use_cache=use_cache, on_token=stream)
     except ValueError as e:
         raise ValueError(f"{path}: {e}") from None
@@ -98,6 +103,20 @@ def main(argv=None) -> int:
         seconds = time.perf_counter() - start
         print(f"{plural(args.chars, 'character')} in {seconds:.2f} s", file=sys.stderr)
     return 0
+
+
+def prompt_start(P: int, cfg, use_cache: bool) -> int:
+    """Where the part of a P-character prompt begins that can change the text: the
+    rest is not read. A 20,000-character prompt took minutes on a busy machine, read
+    in segments of L through the whole model. Re-running the window reads its last
+    L. With the cache, a layer reaches back over the cache's M + L positions (generate
+    keeps that many) and its segment's L, so n_layer x (M + 2L) bounds what the next
+    character depends on; cut at a segment boundary of the whole prompt, each position
+    sees the keys it saw before, and the text is the same to the bit."""
+    L = cfg.seg_len
+    if not use_cache:
+        return max(0, P - L)
+    return max(0, P - cfg.n_layer * (cfg.mem_len + 2 * L)) // L * L
 
 
 def _shown(corpus) -> str:
