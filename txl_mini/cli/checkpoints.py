@@ -91,9 +91,10 @@ def open_checkpoint(args) -> tuple:
 
 def read_input(path: str, device) -> dict:
     """read_checkpoint, its weights checked against its config (shapes and kinds by
-    check_weights, then a model built on the CPU and dropped), where a file that is not a checkpoint (damaged, cut short,
-    holding code, weights of another shape) is bad input, exit 2, as evaluate's is;
-    one this process may not read is not (CheckpointUnreadable: exit 1)."""
+    check_weights, then a model built on the CPU and dropped), where a file that is
+    not a checkpoint (damaged, cut short, holding code, weights of another shape) is
+    bad input, exit 2, as evaluate's is; one this process may not read is not
+    (CheckpointUnreadable: exit 1)."""
     try:
         ckpt = read_checkpoint(path, device)
         check_weights(ckpt, path)  # first: a config of 10**9 heads is never built
