@@ -27,6 +27,7 @@ from .bench_eval import (
     EVAL_LENS,
     SHAPES,
     bench_eval,
+    check_long_segments,
     format_eval,
     max_attn_len,
     memory_flatness,
@@ -86,6 +87,7 @@ def check_args(args, made: list) -> torch.device:
     check_at_least(args, {"threads": 1, "batch": 1, "eval_batch": 1, "rounds": 1,
                           "steps": 1, "max_attn_len": min(EVAL_LENS),
                           "long_segments": 20})
+    check_long_segments(args.long_segments)
     set_threads(args.threads)
     args.batch = args.batch or (4 if args.quick else 16)  # a given one, also --quick's
     refuse_empty(("--json", args.json))  # else '' wrote no JSON, silently

@@ -26,6 +26,9 @@ from .errors import UsageError
 EVAL_LENS = (128, 512, 800, 1800, 2800, 3800)
 # shape: (preset, XL segment length; None = the preset's), n_predict, n_windows
 SHAPES = {"book": ("book", None, 256, 5), "paper": ("text8_base", 128, 1024, 2)}
+# memory flatness: a segment is one small forward, about 3 ms on a CPU, so this many
+# take minutes, and the memory is full (flat) from the second segment on
+MAX_LONG_SEGMENTS = 100_000
 
 
 
@@ -38,6 +41,15 @@ def max_attn_len(args) -> int:
         raise UsageError(f"--max-attn-len must be <= {max(EVAL_LENS):,}, the longest "
                          f"attention length bench runs (of {runs}), got {top:,}")
     return max(a for a in EVAL_LENS if a <= top)
+
+
+def check_long_segments(n: int) -> None:
+    """--long-segments: at the ~360 segments/s a probe saw here (193,000 in 9
+    minutes), 10**9 would have run for a month, silently."""
+    if n > MAX_LONG_SEGMENTS:
+        raise UsageError(f"--long-segments must be <= {MAX_LONG_SEGMENTS:,} (minutes "
+                         f"of evaluation; the memory is flat after 2), got {n:,}")
+
 
 def memory_flatness(device, n_long, amp, progress):
     """Peak memory after n_short vs n_long evaluated segments of a small XL model:
