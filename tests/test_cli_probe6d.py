@@ -1,7 +1,16 @@
-"""Issue 31, sixth probe (d): bench's --long-segments had no upper bound; 10**9 ran
-on silently (a month, at the rate a probe saw). Real subprocess; failed before."""
+"""Issue 31, sixth and seventh probes (d): bench's --long-segments had no upper bound
+(10**9 ran on silently: a month, at the rate a probe saw); an import that never
+returned held every signal. Real subprocesses; each failed before its fix."""
 
-from test_cli_faults import one_line, txl
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from test_cli_faults import ENV, one_line, txl
+
+from txl_mini.cli.stop import STUCK_S
 
 
 def test_bench_refuses_long_segments_beyond_its_bound():
@@ -11,3 +20,41 @@ def test_bench_refuses_long_segments_beyond_its_bound():
                     "100,000 (minutes of evaluation; the memory is flat after 2), "
                     "got 1,000,000,000")
     assert res.stdout == ""  # refused before the first measurement
+
+
+STUCK = """import signal, sys
+from txl_mini.cli import interrupt_once
+from txl_mini.cli.stop import sigterm_raises, watch_arrivals
+watch_arrivals()
+interrupt_once()
+try:
+    with sigterm_raises():
+        print("ready", flush=True)
+        import stuck  # never returns: its loop spins as matplotlib's did
+except KeyboardInterrupt as e:
+    print("stopped by", type(e).__name__, getattr(e, "name", ""), flush=True)
+    sys.exit(3)
+"""
+
+
+def test_a_second_signal_stops_an_import_that_never_returns(tmp_path):
+    """A seventh probe: under ulimit -v, train's curves import of matplotlib spun for
+    minutes; SIGTERM waited for the import to return (stop.deferred), and so did a
+    Ctrl-C 20 s later: only kill -9 ended it. A second signal STUCK_S after the
+    first now takes them there: the first names the stop."""
+    (tmp_path / "stuck.py").write_text("while True:\n    pass\n")
+    env = {**ENV, "PYTHONPATH": os.pathsep.join([str(tmp_path), ENV["PYTHONPATH"]])}
+    p = subprocess.Popen([sys.executable, "-c", STUCK], env=env, text=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert p.stdout.readline() == "ready\n"
+        time.sleep(0.5)  # inside the import
+        p.send_signal(signal.SIGTERM)
+        time.sleep(STUCK_S + 1)
+        assert p.poll() is None  # the first waits for the import, as designed
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=20)
+    finally:
+        p.kill()
+    assert p.returncode == 3, err
+    assert out == "stopped by Terminated SIGTERM\n"

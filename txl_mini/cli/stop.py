@@ -16,6 +16,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from contextlib import contextmanager
 
 
@@ -103,6 +104,11 @@ def in_import(frame) -> bool:
 
 
 _pending: list[int] = []  # signals that landed inside an import, taken after it
+_held_since: list[float] = []  # when the first of them landed
+_gave_up: list[bool] = []  # an import held a signal too long: raise inside it after all
+# longer than any import takes (torch's: seconds) when nothing is wrong; a probe saw
+# matplotlib's spin for minutes under `ulimit -v`, and no signal could stop it
+STUCK_S = 5.0
 
 
 def deferred(signum: int, frame) -> bool:
@@ -110,12 +116,18 @@ def deferred(signum: int, frame) -> bool:
     returns; True if so. Raised inside an import, the exception can be swallowed by a
     bare except (torch imports numpy so, and a run went on training), or leave a
     module half-imported, so that its next import fails with an unrelated traceback
-    (a RecursionError, an AttributeError of numpy's)."""
-    if not in_import(frame):
+    (a RecursionError, an AttributeError of numpy's). A second signal STUCK_S after
+    the first finds the import stuck: the waiting ones are taken there and then."""
+    if not in_import(frame) or _gave_up:
         return False
     if not _pending:
         sys.setprofile(_after_import)  # this thread's: the handler runs on the main one
+        _held_since[:] = [time.monotonic()]
     _pending.append(signum)
+    if time.monotonic() - _held_since[0] > STUCK_S:
+        _gave_up.append(True)
+        sys.setprofile(None)
+        _take_pending(frame)  # the first one's handler raises, inside the import
     return True
 
 
@@ -124,13 +136,17 @@ def _after_import(frame, event, arg):
     if the signals came just outside it (what they raise is raised there)."""
     if event == "return" and _bootstrap(frame) and not in_import(frame.f_back):
         sys.setprofile(None)
-        while _pending:
-            signum = _pending.pop(0)
-            handler = signal.getsignal(signum)
-            if callable(handler):
-                handler(signum, frame.f_back)
-            elif handler == signal.SIG_DFL:  # put back meanwhile: what it would do
-                signal.raise_signal(signum)
+        _take_pending(frame.f_back)
+
+
+def _take_pending(frame) -> None:
+    while _pending:
+        signum = _pending.pop(0)
+        handler = signal.getsignal(signum)
+        if callable(handler):
+            handler(signum, frame)
+        elif handler == signal.SIG_DFL:  # put back meanwhile: what it would do
+            signal.raise_signal(signum)
 
 
 def exit_code(name: str) -> int:
