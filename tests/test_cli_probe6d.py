@@ -58,3 +58,26 @@ def test_a_second_signal_stops_an_import_that_never_returns(tmp_path):
         p.kill()
     assert p.returncode == 3, err
     assert out == "stopped by Terminated SIGTERM\n"
+
+
+CURVES = """import resource, sys
+from txl_mini.cli.curves import plot_curves
+from txl_mini.cli.memory import mapped
+room = mapped() + 64 * 2**20  # less than matplotlib's import and a drawing need
+resource.setrlimit(resource.RLIMIT_AS, (room, room))
+print(plot_curves(sys.argv[1], [{"step": 1, "bpc": 4.0, "val_bpc": 4.1}]))
+"""
+
+
+def test_curves_are_not_drawn_without_room_under_ulimit_v(tmp_path):
+    """A seventh probe: just above what train's memory check refuses, train wrote
+    best.pt and last.pt, then spun for minutes importing matplotlib for curves.png
+    (no signal stopped it). With less than curves.ROOM left, it is a warning."""
+    res = subprocess.run([sys.executable, "-c", CURVES, str(tmp_path)], env=ENV,
+                         text=True, capture_output=True, timeout=60)
+    assert res.stdout == "False\n", res.stderr
+    assert res.stderr.startswith("python -m txl_mini train: warning: curves.png is "
+                                 "not drawn: less than 128 MiB is left under "
+                                 "ulimit -v ("), res.stderr
+    assert res.stderr.count("\n") == 1
+    assert not (tmp_path / "curves.png").exists()

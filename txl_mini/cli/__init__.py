@@ -6,13 +6,12 @@ one level up know nothing of argparse, signals or several processes.
 
 from __future__ import annotations
 
-import atexit
 import os
 import signal
 import sys
 from importlib import import_module
 
-from .errors import oom_words, out_of_memory
+from .errors import drop_compile_times, oom_words, out_of_memory
 from .stdout import (
     GuardedStdout,
     QuietStderr,
@@ -63,7 +62,7 @@ def main(argv=None) -> int:
             raise
         e.__traceback__ = None  # its frames hold the tensors: let them go first
         print(f"{prog}: error: {oom_words(name)}", file=sys.stderr)
-        _no_compile_times()
+        drop_compile_times()
         return 1
     except StdoutFailed as e:  # `>/dev/full`, `>&-`: what was asked is not shown
         print(f"{prog}: error: {e}", file=sys.stderr)
@@ -89,15 +88,6 @@ def _tqdm_refused() -> str | None:
         return (f"{', '.join(named)} in the environment: tqdm cannot read it ({e}); "
                 "fix or unset it")
     return None
-
-
-def _no_compile_times() -> None:
-    """torch's compiler, once imported, prints its compile times at exit, importing
-    `tabulate` to do so: out of memory, that import failed with a 20-line traceback
-    after the command's one line. It only logs (at info level): that handler goes."""
-    utils = sys.modules.get("torch._dynamo.utils")
-    if utils is not None and hasattr(utils, "dump_compile_times"):
-        atexit.unregister(utils.dump_compile_times)
 
 
 def _list_commands(argv: list) -> int:

@@ -4,7 +4,9 @@ can raise it too) and running out of memory (`out_of_memory`)."""
 
 from __future__ import annotations
 
+import atexit
 import resource
+import sys
 
 # What torch's allocators say when they fail: the CPU's DefaultCPUAllocator ("can't
 # allocate memory"), a C++ std::bad_alloc, CUDA's OutOfMemoryError ("out of memory").
@@ -53,3 +55,12 @@ def oom_words(name: str | None, when: str = "") -> str:
     if soft != resource.RLIM_INFINITY:
         fix += f"; ulimit -v limits this process to {soft / 2**20:,.0f} MiB"
     return f"out of memory{when} ({fix})"
+
+
+def drop_compile_times() -> None:
+    """torch's compiler, once imported, prints its compile times at exit, importing
+    `tabulate` to do so: out of memory, that import failed with a 20-line traceback
+    after the command's one line. It only logs (at info level): that handler goes."""
+    utils = sys.modules.get("torch._dynamo.utils")
+    if utils is not None and hasattr(utils, "dump_compile_times"):
+        atexit.unregister(utils.dump_compile_times)

@@ -93,13 +93,13 @@ def _available(device: torch.device) -> tuple[int, str]:
     limit = resource.getrlimit(resource.RLIMIT_AS)[0]
     if limit == resource.RLIM_INFINITY or limit >= have:
         return have, "of cpu memory here"
-    mapped = _mapped()
-    return max(0, limit - mapped), (
+    now = mapped()
+    return max(0, limit - now), (
         f"left under this process's address-space limit (ulimit -v, {size(limit)}, "
-        f"of which {size(mapped)} is mapped already)")
+        f"of which {size(now)} is mapped already)")
 
 
-def _mapped() -> int:
+def mapped() -> int:
     """Bytes of address space this process maps now (VmSize); 0 where unknown."""
     try:
         with open("/proc/self/status") as f:

@@ -1,9 +1,8 @@
 """One training run: checkpoints, exact resume, signals, several processes.
 
-`python -m txl_mini train` (cli/train.py) validates its options and builds a `Run`;
-the files it writes are described in cli/rundir.py. Resuming restores all of last.pt,
-so N steps straight and N/2 + interrupt + N/2 resumed give bitwise-identical weights on
-the CPU (tests/test_train_cli.py checks it).
+`python -m txl_mini train` (cli/train.py) checks the options and builds a `Run`; its
+files: cli/rundir.py. Resuming restores all of last.pt: N steps, or N/2 + a stop + N/2
+resumed, give bitwise-identical weights on the CPU (tests/test_train_cli.py).
 """
 
 from __future__ import annotations
@@ -23,8 +22,9 @@ from ..data import batchify, segment_at
 from ..evaluate import EvaluationStopped, bits_per_char, evaluate_segments
 from ..model import TransformerXL, VanillaTransformer
 from ..train import NonFiniteLoss, TrainConfig, lr_at, train_step
+from .curves import plot_curves
 from .ddp import any_rank, rank_world, rng_state, set_rng_state
-from .rundir import append_metrics, naming, plot_curves, read_metrics
+from .rundir import append_metrics, naming, read_metrics
 from .saved import note_saved
 from .stop import Stop, exit_code
 

@@ -174,43 +174,6 @@ def append_metrics(run_dir: str, record: dict) -> None:
         f.write(json.dumps(record) + "\n")
 
 
-def plot_curves(run_dir: str, history: list[dict]) -> bool:
-    """curves.png: training and validation bpc by step; False without matplotlib. A
-    write that fails (a full disk) is one warning line: the checkpoints before it
-    are written, so the run's outcome stands."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return False
-    train = [(h["step"], h["bpc"]) for h in history if "bpc" in h]
-    valid = [(h["step"], h["val_bpc"]) for h in history if "val_bpc" in h]
-    fig, ax = plt.subplots(figsize=(7, 3.2))
-    if train:
-        ax.plot(*zip(*train), label="train (one segment)", lw=1)
-    if valid:
-        ax.plot(*zip(*valid), "o-", label="validation", lw=1.5)
-    ax.set_xlabel("step")
-    ax.set_ylabel("bits per character")
-    if train or valid:  # stopped before any metrics line: empty axes, no warning
-        ax.legend()
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    path = os.path.join(run_dir, "curves.png")
-    try:
-        with atomic_path(path) as tmp:
-            fig.savefig(tmp, dpi=100, format="png")
-    except OSError as e:
-        print(f"python -m txl_mini train: warning: cannot write {path}: "
-              f"{e.strerror or e}; the checkpoints and metrics.jsonl are written, "
-              "only the plot is not", file=sys.stderr)
-    finally:
-        plt.close(fig)
-    return True
-
-
 def summary(args, run, valid) -> None:
     last = run.history[-1].get("val_bpc", 0)
     print(f"trained {plural(run.tc.steps, 'step')}; validation {last:.3f} bpc on "

@@ -22,7 +22,7 @@ from ..train import TrainConfig
 from . import rundir, stop
 from .corpus import check_corpus_options, load_corpus
 from .ddp import any_rank, init_group, local_rank, rank_world, world_size
-from .errors import oom_words, out_of_memory
+from .errors import drop_compile_times, oom_words, out_of_memory
 from .memory import MODEL_SIZE, TRAIN_RUN_SIZE, check_memory
 from .options import (
     Parser,
@@ -185,6 +185,7 @@ def main(argv=None, on_step=None) -> int:
             if stop_flag.get("abort"):
                 raise stop.Abort(*stop_flag["abort"]) from None
             if out_of_memory(e):  # last.pt is as its last save left it (atomic)
+                drop_compile_times()
                 raise RunError(oom_words("train", f" after step {run.step}") + "; "
                                + rundir.kept(args.run_dir)) from None
             raise
@@ -203,9 +204,12 @@ def main(argv=None, on_step=None) -> int:
     except stop.Abort as e:
         return fail(PROG, f"{e.again}: stopped at once without saving; "
                     f"{rundir.kept(args.run_dir)}", stop.exit_code(e.name))
-    except BrokenPipeError:  # `train ... | head -1`: cli/__init__.py says nothing;
-        _release(lock)  # at the first line, the folders made for the run are empty
-        rundir.remove_created(created)
+    except (BrokenPipeError, MemoryError, RuntimeError) as e:
+        # cli/__init__.py says it (a closed pipe: nothing); the folders made for the
+        # run are still empty at the first line, or out of memory before the loop
+        if isinstance(e, BrokenPipeError) or out_of_memory(e):
+            _release(lock)
+            rundir.remove_created(created)
         raise
     except (KeyboardInterrupt, UsageError, RunError, DataError, OSError, ValueError,
             StdoutFailed) as e:  # before or outside the loop: unlock, tidy up

@@ -1,0 +1,74 @@
+"""curves.png, drawn as a run stops or ends: a picture of its metrics.jsonl."""
+
+from __future__ import annotations
+
+import os
+import resource
+import sys
+
+from ..files import atomic_path
+from .errors import drop_compile_times, out_of_memory
+from .memory import mapped, size
+
+PROG = "python -m txl_mini train"
+# matplotlib's import and one drawing map about 72 MiB more here; imported with less
+# than that left under `ulimit -v`, matplotlib spun for minutes (a probe: 52,174
+# failed mmap calls in 3 s) after best.pt, and only kill -9 ended the run
+ROOM = 128 * 2**20
+
+
+def plot_curves(run_dir: str, history: list[dict]) -> bool:
+    """curves.png: training and validation bpc by step; False without matplotlib. A
+    write that fails (a full disk), or memory that runs out, is one warning line: the
+    checkpoints before it are written, so the run's outcome stands."""
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if limit != resource.RLIM_INFINITY and limit - mapped() < ROOM:
+        print(f"{PROG}: warning: curves.png is not drawn: less than {size(ROOM)} is "
+              f"left under ulimit -v ({size(limit)}); the checkpoints and "
+              "metrics.jsonl are written", file=sys.stderr)
+        return False
+    try:
+        return _draw(run_dir, history)
+    except (MemoryError, RuntimeError) as e:  # under `ulimit -v`, after best.pt
+        if not out_of_memory(e):
+            raise
+        e.__traceback__ = None  # let go of what the drawing held
+        drop_compile_times()
+        print(f"{PROG}: warning: cannot draw curves.png: out of memory; the "
+              "checkpoints and metrics.jsonl are written, only the plot is not",
+              file=sys.stderr)
+        return False
+
+
+def _draw(run_dir: str, history: list[dict]) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    train = [(h["step"], h["bpc"]) for h in history if "bpc" in h]
+    valid = [(h["step"], h["val_bpc"]) for h in history if "val_bpc" in h]
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    if train:
+        ax.plot(*zip(*train), label="train (one segment)", lw=1)
+    if valid:
+        ax.plot(*zip(*valid), "o-", label="validation", lw=1.5)
+    ax.set_xlabel("step")
+    ax.set_ylabel("bits per character")
+    if train or valid:  # stopped before any metrics line: empty axes, no warning
+        ax.legend()
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    path = os.path.join(run_dir, "curves.png")
+    try:
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, dpi=100, format="png")
+    except OSError as e:
+        print(f"{PROG}: warning: cannot write {path}: "
+              f"{e.strerror or e}; the checkpoints and metrics.jsonl are written, "
+              "only the plot is not", file=sys.stderr)
+    finally:
+        plt.close(fig)
+    return True
