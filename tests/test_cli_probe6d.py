@@ -8,7 +8,8 @@ import subprocess
 import sys
 import time
 
-from test_cli_faults import ENV, one_line, txl
+import pytest
+from test_cli_faults import ENV, one_line, tiny, txl
 
 from txl_mini.cli.stop import STUCK_S
 
@@ -81,3 +82,39 @@ def test_curves_are_not_drawn_without_room_under_ulimit_v(tmp_path):
                                  "ulimit -v ("), res.stderr
     assert res.stderr.count("\n") == 1
     assert not (tmp_path / "curves.png").exists()
+
+
+@pytest.mark.parametrize("corpus", ["cue", "names"])
+def test_evaluate_refuses_a_path_for_a_generated_corpus_with_exit_2(paused, text,
+                                                                    corpus):
+    """evaluate said '...it reads no file' with exit 1 and without naming --path;
+    train said it as an option's fault, exit 2."""
+    res = txl("evaluate", paused, "--corpus", corpus, "--path", text)
+    assert one_line(res, 2) == (
+        f"python -m txl_mini evaluate: error: --path: corpus '{corpus}' is generated "
+        "from its recorded settings; it reads no file (drop --path)")
+
+
+def test_a_path_that_is_not_text8_is_exit_2_in_train_and_evaluate(paused, text,
+                                                                  tmp_path):
+    """`data text8 --path F` said so with exit 2; train and evaluate, exit 1."""
+    res = txl("evaluate", paused, "--corpus", "text8", "--path", text)
+    assert "failed verification" in one_line(res, 2)
+    res = txl("train", *tiny(text, tmp_path / "r"), "--corpus", "text8")
+    assert "failed verification" in one_line(res, 2)
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("addr", ["nohost.invalid", "256.1.1.1"])
+def test_a_master_addr_that_resolves_to_nothing_is_one_line(text, tmp_path, addr):
+    """torch retried for 30 minutes, a warning a second, then a C++ stack dump."""
+    env = {**ENV, "WORLD_SIZE": "2", "RANK": "0", "LOCAL_RANK": "0",
+           "MASTER_ADDR": addr, "MASTER_PORT": "29511"}
+    res = subprocess.run([sys.executable, "-m", "txl_mini", "train",
+                          *map(str, tiny(text, tmp_path / "r"))], env=env, text=True,
+                         capture_output=True, timeout=60)
+    line = one_line(res, 2)  # the resolver's words between: they vary by libc
+    assert line.startswith(f"python -m txl_mini train: error: MASTER_ADDR='{addr}' "
+                           "in the environment: no such host ("), line
+    assert line.endswith("; torchrun sets it; unset WORLD_SIZE for one process)")
+    assert not (tmp_path / "r").exists()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import codecs
 import hashlib
 import os
+import re
 import sys
 from contextlib import contextmanager
 
@@ -20,6 +21,9 @@ from .paths import check_cache_env, refuse_directory, refuse_missing
 
 # how text8's messages name load_text8's arguments -> the options that set them
 OPTION_NAMES = {"path=...": "--path", "cache_dir=...": "--cache-dir"}
+# text8's words for a file that is there but is not text8 (a read that fails is not
+# bad input: exit 1, as a disk's fault)
+NOT_TEXT8 = re.compile("failed verification|is a zip without")
 
 
 def sha1_tokens(tokens: torch.Tensor) -> str:
@@ -46,6 +50,8 @@ def option_names():
         msg = str(e)
         for arg, option in OPTION_NAMES.items():
             msg = msg.replace(arg, option)
+        if NOT_TEXT8.search(msg):  # a --path that is not text8: bad input, exit 2
+            raise UsageError(msg) from None
         raise DataError(msg) from None
 
 
@@ -106,12 +112,17 @@ def check_corpus_options(args, given: bool) -> None:
                          f"{other}; drop it")
 
 
+def refuse_path(corpus: str, path: str | None) -> None:
+    """A --path for a corpus generated from its settings: an option, exit 2."""
+    if corpus in BOOK_CORPORA and path is not None:
+        raise UsageError(f"--path: corpus {corpus!r} is generated from its recorded "
+                         "settings; it reads no file (drop --path)")
+
+
 def load_corpus(args, cfg, prog: str, trained: dict | None = None):
     """(train tokens, validation tokens, corpus record); checks the sizes and, for a
     resumed run, that the text is the one it `trained` on (config.json's record)."""
-    if args.corpus in BOOK_CORPORA and args.path is not None:  # an option, exit 2
-        raise UsageError(f"--path: corpus {args.corpus!r} is generated from its "
-                         "recorded settings; it reads no file (drop --path)")
+    refuse_path(args.corpus, args.path)
     check_not_empty(args.path)
     if args.corpus == "offline" and args.path and os.path.isfile(args.path):
         check_text_file(args.path, prog)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import sys
 import threading
 
@@ -89,6 +90,13 @@ def world_size() -> int:
             raise UsageError(f"MASTER_PORT={port!r} in the environment is not a port "
                              "number, 1 to 65535 (torchrun sets it; unset WORLD_SIZE "
                              "for one process)")
+        addr = os.environ["MASTER_ADDR"]
+        try:  # else torch retries for 30 minutes, a warning a second, then a C++ dump
+            socket.getaddrinfo(addr, int(port))
+        except (OSError, UnicodeError) as e:
+            raise UsageError(f"MASTER_ADDR={addr!r} in the environment: no such host "
+                             f"({getattr(e, 'strerror', None) or e}; torchrun sets "
+                             "it; unset WORLD_SIZE for one process)") from None
         rank = _whole("RANK", "a rank", "unset it and WORLD_SIZE")
         if rank >= world:  # else it waits for ranks that never come
             raise UsageError(f"RANK='{rank}' in the environment is not a rank below "

@@ -13,7 +13,13 @@ from ..evaluate import evaluate_segments, evaluate_sliding_window
 from ..text8 import DataError
 from . import plural
 from .checkpoints import corpus_name, open_checkpoint
-from .corpus import check_not_empty, check_recorded, check_text_file, option_names
+from .corpus import (
+    check_not_empty,
+    check_recorded,
+    check_text_file,
+    option_names,
+    refuse_path,
+)
 from .memory import check_memory
 from .options import (
     Parser,
@@ -154,6 +160,7 @@ def main(argv=None) -> int:
               "memory: with --mem-len 0 it runs without it (each query sees the "
               "whole segment up to itself)", file=sys.stderr)
     corpus, corpus_path = corpus_of(args, meta, path)
+    refuse_path(corpus, args.path)  # --corpus cue --path F: exit 2, as train's
     if corpus_path and not (args.path or args.corpus):  # the one it trained on
         check_recorded(corpus, corpus_path, meta, path)
     check_not_empty(corpus_path)
