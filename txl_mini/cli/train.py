@@ -204,27 +204,28 @@ def main(argv=None, on_step=None) -> int:
     except stop.Abort as e:
         return fail(PROG, f"{e.again}: stopped at once without saving; "
                     f"{rundir.kept(args.run_dir)}", stop.exit_code(e.name))
-    except (BrokenPipeError, MemoryError, RuntimeError) as e:
-        # cli/__init__.py says it (a closed pipe: nothing); the folders made for the
-        # run are still empty at the first line, or out of memory before the loop
-        if isinstance(e, BrokenPipeError) or out_of_memory(e):
-            _release(lock)
-            rundir.remove_created(created)
+    except BrokenPipeError:  # `train ... | head -1`: cli/__init__.py says nothing;
+        _tidy(lock, created)  # at the first line, the run's folders are still empty
         raise
     except (KeyboardInterrupt, UsageError, RunError, DataError, OSError, ValueError,
             StdoutFailed) as e:  # before or outside the loop: unlock, tidy up
-        _release(lock)
-        rundir.remove_created(created)
+        _tidy(lock, created)
         return fail(PROG, *_one_line(e, args.run_dir or args.resume, trained))
+    except (MemoryError, RuntimeError) as e:  # after DataError, a RuntimeError too
+        if out_of_memory(e):  # before the loop: cli/__init__.py says it; the folders
+            _tidy(lock, created)  # made for the run are still empty
+        raise
     finally:
-        _release(lock)
+        _tidy(lock)
         if distributed and dist.is_initialized():
             dist.destroy_process_group()
 
 
-def _release(lock) -> None:
+def _tidy(lock, created: list = ()) -> None:
+    """Unlock; the folders made for the run go while still empty."""
     if lock is not None:
         lock.release()
+    rundir.remove_created(list(created))
 
 
 def _one_line(e: BaseException, run_dir, trained: bool) -> tuple[str, int]:
