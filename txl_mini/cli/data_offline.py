@@ -14,7 +14,7 @@ from ..files import remove_stale_temps
 from ..text8 import DataError
 from . import plural
 from .options import UsageError, check_output, check_seed
-from .paths import expand, not_a_folder, refuse_empty, writable_folder
+from .paths import expand, not_a_folder, refuse_empty, same_file, writable_folder
 from .rundir import remove_created
 from .stdout import StdoutFailed
 
@@ -45,7 +45,7 @@ def cmd_offline(args: argparse.Namespace) -> None:
     outs = [(o, p) for o, p in (("--out", args.out), ("--deps-out", args.deps_out))
             if p is not None]
     real = [check_output(path, opt) for opt, path in outs]
-    if len(real) == 2 and _same_file(*real):  # the TSV would replace the corpus
+    if len(real) == 2 and same_file(*real):  # the TSV would replace the corpus
         raise UsageError(f"--deps-out {args.deps_out} is the same file as --out "
                          f"{args.out}; give the dependencies a file of their own")
     made: list[str] = []  # the files' folders made here: gone if nothing is written
@@ -120,9 +120,3 @@ def _refuse_far(distances: list[int], chars: int) -> None:
     if distances:
         raise UsageError(f"--distances {distances[0]}: no name fits that far apart "
                          f"in {chars:,} characters; lower it or raise --chars")
-
-
-def _same_file(a: str, b: str) -> bool:
-    """Two resolved paths name one file: equal, or one inode (a bind mount)."""
-    return a == b or (os.path.exists(a) and os.path.exists(b)
-                      and os.path.samefile(a, b))

@@ -177,12 +177,17 @@ def refuse_special(folder: str, names: tuple) -> None:
             raise UsageError(f"{path} is {what}, not a file of the run; move it away")
 
 
+def same_file(a: str, b: str) -> bool:
+    """Two paths name one file: the same once links are resolved, or one inode (a
+    hard link, a bind mount)."""
+    return os.path.realpath(a) == os.path.realpath(b) or (
+        os.path.exists(a) and os.path.exists(b) and os.path.samefile(a, b))
+
+
 def refuse_text_as_out(out: str | None, text: str | None) -> None:
     """train --out naming its --path text (also through a link, hard or symbolic):
     the weights would replace the corpus, which a resume reads again."""
-    if out and text and (os.path.realpath(out) == os.path.realpath(text) or (
-            os.path.exists(out) and os.path.exists(text)
-            and os.path.samefile(out, text))):
+    if out and text and same_file(out, text):
         raise UsageError(f"--out {out} is the training text --path {text}; give the "
                          "model a file of its own")
 
