@@ -121,6 +121,8 @@ class FastAttention(MultiHeadAttention):
                 # adding an (L, K) table of -inf / 0 is several times faster than a
                 # masked_fill_ that broadcasts the bool mask over H * B (measured)
                 bias = bias.add_(torch.where(mask, float("-inf"), 0.0))  # (H, B, L, K)
+                if bias.is_cuda:  # torch 2.11's cuDNN kernel failed on this strided
+                    bias = bias.contiguous()  # view (H200, d_head 8); cheap on a GPU
             out = F.scaled_dot_product_attention(
                 q, k, values, attn_mask=bias, dropout_p=p_drop, is_causal=causal,
                 scale=self.scale,

@@ -62,9 +62,11 @@ def rng_state(device: torch.device) -> dict:
 
 
 def set_rng_state(state: dict, device: torch.device) -> None:
-    torch.set_rng_state(state["torch"])
+    # .cpu(): last.pt is loaded onto the run's device, and both setters take a CPU
+    # ByteTensor (a CUDA one raised TypeError, so no resume on a GPU worked)
+    torch.set_rng_state(state["torch"].cpu())
     if device.type == "cuda" and "cuda" in state:
-        torch.cuda.set_rng_state(state["cuda"], device)
+        torch.cuda.set_rng_state(state["cuda"].cpu(), device)
 
 
 # what torch's env:// rendezvous reads beside WORLD_SIZE > 1 (torchrun sets them all)
