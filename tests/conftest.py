@@ -1,9 +1,18 @@
 """Fixtures the command-line tests share."""
 
+import os
 import signal
 
 import pytest
 from cli_text import words
+
+# The suite's expectations (device lines, checkpoint sizes on a small disk) are a CPU's:
+# on a machine with a GPU, --device auto picked CUDA and two command-line tests failed
+# there (an H200). So every test and subprocess runs on the CPU; tests/test_cuda.py, the
+# GPU's own, gives its subprocesses the GPU back (the variable's value kept below).
+os.environ.setdefault("TXL_TESTS_CUDA_VISIBLE_DEVICES",
+                      os.environ.get("CUDA_VISIBLE_DEVICES", "unset"))
+os.environ["CUDA_VISIBLE_DEVICES"] = ""
 
 
 @pytest.fixture

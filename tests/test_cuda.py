@@ -2,15 +2,28 @@
 where a GPU is lent (the project's device machine, an H200 with torch 2.11). The resume
 test failed there before its two fixes; the out-of-memory one guards what no CPU has."""
 
+import os
+import shutil
 import subprocess
 import sys
 
 import pytest
 import torch
-from test_cli_faults import one_line, tiny, txl
+from test_cli_faults import ENV, one_line, tiny
 
-pytestmark = pytest.mark.skipif(not torch.cuda.is_available(),
-                                reason="needs a CUDA GPU")
+# conftest.py hides the GPU from the rest of the suite; these commands get it back
+GPUS = os.environ["TXL_TESTS_CUDA_VISIBLE_DEVICES"]
+GPU_ENV = {k: v for k, v in ENV.items() if k != "CUDA_VISIBLE_DEVICES"}
+if GPUS != "unset":
+    GPU_ENV["CUDA_VISIBLE_DEVICES"] = GPUS
+NO_GPU = torch.version.cuda is None or not shutil.which("nvidia-smi")
+pytestmark = pytest.mark.skipif(NO_GPU, reason="needs a CUDA GPU and CUDA torch")
+
+
+def txl(*argv):
+    """`python -m txl_mini ARGV` in a subprocess that sees the GPU."""
+    return subprocess.run([sys.executable, "-m", "txl_mini", *map(str, argv)],
+                          env=GPU_ENV, text=True, capture_output=True, timeout=300)
 
 
 def _tensors(obj, prefix=""):
@@ -55,7 +68,7 @@ def test_out_of_memory_on_the_gpu_is_one_line(tmp_path, text):
         "import sys, time, torch; free, _ = torch.cuda.mem_get_info();"
         "x = torch.empty(free - 2 * 2**30, dtype=torch.uint8, device='cuda');"
         "print('held', flush=True); time.sleep(300)")],
-        stdout=subprocess.PIPE, text=True)
+        stdout=subprocess.PIPE, text=True, env=GPU_ENV)
     try:
         assert hog.stdout.readline().strip() == "held"
         res = txl("train", "--preset", "book", "--corpus", "offline", "--path", text,
