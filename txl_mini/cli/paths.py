@@ -86,8 +86,10 @@ def dangling(path: str) -> bool:
 
 
 def gone(path: str) -> str:
-    """Why a file `path` is not there, the end of 'PATH ...': 'is missing', or for a
-    name `ls` shows, 'is a symbolic link to X, which is missing'."""
+    """Why a file `path` cannot be opened, the end of 'PATH ...': 'is missing', or
+    for a name `ls` shows, 'is a symbolic link to X, which is missing' (or a loop)."""
+    if is_loop(path):
+        return "is a symbolic link loop"
     return (f"is a symbolic link to {os.readlink(path)}, which is missing"
             if dangling(path) else "is missing")
 
