@@ -182,6 +182,6 @@ def test_a_nan_after_best_pt_names_it(tmp_path, run):
     line = one_line(res, 1)
     assert re.fullmatch(
         rf"{PROG} train: error: loss is nan at step \d+; stopped, no last.pt was "
-        rf"written yet, only {r}/best.pt \(the best weights, no training state\); "
-        "start over with other options and --overwrite", line), line
+        rf"written yet, only {r}/best.pt; start over with other options and "
+        "--overwrite", line), line
     assert (r / "best.pt").is_file() and not (r / "last.pt").exists()
