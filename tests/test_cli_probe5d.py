@@ -109,28 +109,34 @@ def test_accented_text_is_not_taken_for_binary(tmp_path):
     fr.write_text("Le café naïve à l'été, où ça déjà évité. " * 100, encoding="utf-8")
     res = txl("train", *tiny(str(fr), tmp_path / "r", steps=1))
     assert res.returncode == 0, res.stderr
-    assert "Is it a text file?" not in res.stderr and "warning" not in res.stderr
-    assert (f"{PROG} train: note: {fr} has letters outside a-z (é, ï, à, ...): each "
-            "of their UTF-8 bytes becomes a space, as every byte outside a-z/A-Z "
-            "does") in res.stderr.splitlines(), res.stderr
+    assert "Is it a text file?" not in res.stderr
+    # 35% of its bytes are a-z, under half: a warning since the seventh probe
+    assert res.stderr.startswith(f"{PROG} train: warning: only 35% of {fr}'s first MiB "
+                                 "are letters a-z/A-Z (under half); everything else "
+                                 "becomes a space\n"), res.stderr
+    assert (f"{PROG} train: note: 1,100 characters of {fr} are outside ASCII (é, ï, "
+            "à, ...): each of their UTF-8 bytes becomes a space, as every byte "
+            "outside a-z/A-Z does") in res.stderr.splitlines(), res.stderr
 
 
 def test_binary_bytes_are_still_warned_about(tmp_path):
     """NUL bytes are what a binary file has: the warning stays for it (a guard: the
-    UTF-8 check must not silence it), and ASCII text with few letters is a note."""
+    UTF-8 check must not silence it), and ASCII text with few letters a warning
+    too (issue 31's seventh probe: it was a note)."""
     junk = tmp_path / "junk.bin"
     junk.write_bytes(words(2000).encode() + bytes(5760))  # 20% letters
     res = txl("train", *tiny(str(junk), tmp_path / "r", steps=1))
     assert res.returncode == 0, res.stderr
     assert res.stderr.startswith(
-        f"{PROG} train: warning: only 20% of {junk}'s first MiB are letters a-z/A-Z; "
-        "everything else becomes a space. Is it a text file?\n"), res.stderr
+        f"{PROG} train: warning: only 20% of {junk}'s first MiB are letters a-z/A-Z "
+        "(under half); everything else becomes a space. Is it a text file?\n"
+    ), res.stderr
     digits = tmp_path / "digits.txt"
     digits.write_text(words(2000) + "0123456789 " * 524)
     res = txl("train", *tiny(str(digits), tmp_path / "r2", steps=1))
     assert res.returncode == 0 and res.stderr.startswith(
-        f"{PROG} train: note: only 20% of {digits}'s first MiB are letters a-z/A-Z; "
-        "everything else becomes a space\n"), res.stderr
+        f"{PROG} train: warning: only 20% of {digits}'s first MiB are letters "
+        "a-z/A-Z (under half); everything else becomes a space\n"), res.stderr
 
 
 # -- 5. SIGTERM while the last step's checkpoints and curves are written ---------------

@@ -87,7 +87,8 @@ def test_sigterm_while_torch_imports_is_one_line(tmp_path, argv):
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 143 and "Traceback" not in err, err
-    assert err == f"python -m txl_mini {argv[0]}: {TERMINATED}\n"
+    prog = " ".join(argv[:2] if argv[0] == "data" else argv[:1])  # 'data stats'
+    assert err == f"python -m txl_mini {prog}: {TERMINATED}\n"
     assert os.listdir(tmp_path) == []
 
 

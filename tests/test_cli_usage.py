@@ -187,8 +187,8 @@ def test_data_refuses_unbounded_work(tmp_path, cli):
     res = cli("data", "offline", "--chars", "1000000000000", "--out", tmp_path / "x")
     # an option's value out of range: a usage error, exit 2 like every command's
     assert res.returncode == 2 and "--chars must be between" in res.stderr
-    res = cli("data", "stats", "/dev/zero")
-    assert res.returncode == 1 and "not a regular file" in res.stderr
+    res = cli("data", "stats", "/dev/zero")  # a device as the text: bad input
+    assert res.returncode == 2 and "not a regular file" in res.stderr
 
 
 def test_binary_path_is_warned_about(tmp_path, capsys):

@@ -29,13 +29,14 @@ COMMANDS = {  # name -> what it does (the module txl_mini.cli.<name> runs it)
     "data": "fetch and verify text8, corpus statistics, write the offline corpus",
     "bench": "training and evaluation speed (the paper's Table 9), memory",
 }
+SUBCOMMANDS = {"data": ("text8", "stats", "offline")}  # as cli/data.py's parser has
 USAGE = "usage: python -m txl_mini <command> [options]   (--help after a command)"
 
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     name = argv[0] if argv and argv[0] in COMMANDS else None
-    prog = f"python -m txl_mini{' ' + name if name else ''}"
+    prog = " ".join(["python -m txl_mini", *argv[:subcommands(argv)]])
     real, sys.stdout = sys.stdout, GuardedStdout(sys.stdout)
     real_err, sys.stderr = sys.stderr, QuietStderr(sys.stderr)
     try:
@@ -61,7 +62,7 @@ def main(argv=None) -> int:
         if not out_of_memory(e):
             raise
         e.__traceback__ = None  # its frames hold the tensors: let them go first
-        print(f"{prog}: error: {oom_words(name)}", file=sys.stderr)
+        print(f"{prog}: error: {oom_words(name, given=argv[1:])}", file=sys.stderr)
         drop_compile_times()
         return 1
     except StdoutFailed as e:  # `>/dev/full`, `>&-`: what was asked is not shown
@@ -71,6 +72,14 @@ def main(argv=None) -> int:
         return 1
     finally:
         sys.stdout, sys.stderr = real, real_err
+
+
+def subcommands(argv: list) -> int:
+    """How many of argv's first words name the command: 'data offline' is two, as
+    data's own lines say (a signal during the imports said 'data: ...')."""
+    if not argv or argv[0] not in COMMANDS:
+        return 0
+    return 2 if argv[1:2] and argv[1] in SUBCOMMANDS.get(argv[0], ()) else 1
 
 
 def _tqdm_refused() -> str | None:

@@ -67,9 +67,12 @@ def open_checkpoint(args) -> tuple:
     refuse_loop(path, "a checkpoint")  # else 'no such checkpoint file'
     refuse_dangling(path, "a checkpoint")
     if os.path.isdir(path):
-        found = [os.path.join(path, n) for n in ("best.pt", "last.pt")
-                 if os.path.isfile(os.path.join(path, n))]
+        names = [os.path.join(path, n) for n in ("best.pt", "last.pt")]
+        found = [n for n in names if os.path.isfile(n)]
         if not found:
+            for name in names:  # one `ls` shows is not 'no last.pt in it'
+                refuse_loop(name, "a checkpoint")
+                refuse_dangling(name, "a checkpoint")
             raise UsageError(f"{path} is a directory with no best.pt or last.pt in "
                              "it (a run before its first checkpoint?); give a "
                              "checkpoint")

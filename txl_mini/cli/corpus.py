@@ -34,7 +34,7 @@ def sha1_tokens(tokens: torch.Tensor) -> str:
 def check_not_empty(path) -> None:
     """--path: a file with text in it (else exit 2; one we may not read: exit 1)."""
     refuse_directory(path, f"--path {path}")
-    refuse_missing(path)
+    refuse_missing(path, f"--path {path}")
     if path is not None and os.path.isfile(path) and os.path.getsize(path) == 0:
         raise UsageError(f"--path {path} is empty: there is no text in it")
 
@@ -57,34 +57,51 @@ def option_names():
 
 def check_text_file(path: str, prog: str) -> None:
     """A --path for the offline corpus, read one byte per character and normalized
-    (every byte outside a-z/A-Z a space): a warning when it looks binary (NUL bytes,
-    or not UTF-8) and is mostly not letters; for text, a note on what becomes spaces:
-    its letters outside a-z (each byte of UTF-8's 'é'), or most of it. French in
-    UTF-8 was warned about as 'Is it a text file?'."""
+    (every byte outside a-z/A-Z a space), judged by its first MiB: refused with no
+    letter a-z/A-Z at all (a Chinese text trained on spaces alone, after a note); a
+    warning when under half of it are letters (asking, if it looks binary: NUL
+    bytes, or not UTF-8, whether it is text); else a note counting its characters
+    outside ASCII, whatever the encoding (a Latin-1 'é' had none, UTF-8's did)."""
     if os.path.getsize(path) > MAX_TEXT_BYTES:  # refused when read: that line alone
         return
     with open(path, "rb") as f:
         raw = f.read(1 << 20)  # the first MiB
+    whole = len(raw) < 1 << 20  # the file, not its first MiB
+    lower = np.frombuffer(raw, dtype=np.uint8) | 0x20  # A-Z -> a-z
+    letters = float(((lower >= 97) & (lower <= 122)).mean()) if raw else 1.0
+    if letters == 0:  # every rank refuses alike
+        raise UsageError(f"--path {path} has no letters a-z/A-Z" +
+                         ("" if whole else " in its first MiB") + ": each of its "
+                         "bytes would become a space; give a text written in a-z/A-Z")
     if not raw or not rank_zero():
         return
-    lower = np.frombuffer(raw, dtype=np.uint8) | 0x20  # A-Z -> a-z
-    letters = float(((lower >= 97) & (lower <= 122)).mean())
-    text = _utf8(raw, whole=len(raw) < 1 << 20)
+    text = _utf8(raw, whole)
     binary = text is None or "\0" in text
-    foreign = list(dict.fromkeys(c for c in text or "" if c.isalpha()
-                                 and not c.isascii()))
-    if binary and letters < 0.5:
+    if letters < 0.5:
         print(f"{prog}: warning: only {letters:.0%} of {path}'s first MiB are letters "
-              "a-z/A-Z; everything else becomes a space. Is it a text file?",
+              "a-z/A-Z (under half); everything else becomes a space" +
+              (". Is it a text file?" if binary else ""), file=sys.stderr)
+        if binary:
+            return
+    _note_non_ascii(raw, text, path + ("" if whole else "'s first MiB"), prog)
+
+
+def _note_non_ascii(raw: bytes, text: str | None, where: str, prog: str) -> None:
+    """The note on `raw`'s characters outside ASCII (`text`: raw as UTF-8, if it is)."""
+    if text is not None:
+        foreign = [c for c in text if not c.isascii()]
+        seen = list(dict.fromkeys(c for c in foreign if c.isprintable()))
+        shown = ", ".join(seen[:3]) + (", ..." if len(seen) > 3 else "")
+        how = ((f" ({shown})" if seen else "") +
+               ": each of their UTF-8 bytes becomes a space")
+    else:
+        foreign = [b for b in raw if b >= 128]
+        how = " (one byte each: it is not UTF-8; Latin-1, say): each becomes a space"
+    if foreign:
+        are = "is" if len(foreign) == 1 else "are"
+        print(f"{prog}: note: {plural(len(foreign), 'character')} of {where} {are} "
+              f"outside ASCII{how}, as every byte outside a-z/A-Z does",
               file=sys.stderr)
-    elif foreign and not binary:
-        shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
-        print(f"{prog}: note: {path} has letters outside a-z ({shown}): each of "
-              "their UTF-8 bytes becomes a space, as every byte outside a-z/A-Z does",
-              file=sys.stderr)
-    elif letters < 0.5 and not binary:
-        print(f"{prog}: note: only {letters:.0%} of {path}'s first MiB are letters "
-              "a-z/A-Z; everything else becomes a space", file=sys.stderr)
 
 
 def _utf8(raw: bytes, whole: bool) -> str | None:

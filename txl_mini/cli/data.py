@@ -14,7 +14,7 @@ from ..text8 import TEXT8_CHARS, DataError, load_text8
 from . import plural
 from .corpus import option_names
 from .data_offline import cmd_offline
-from .options import Parser, UsageError, command
+from .options import Parser, UsageError, ascii_only, command
 from .paths import (
     check_cache_env,
     expand,
@@ -81,7 +81,7 @@ def _cmd_stats(args: argparse.Namespace) -> None:
 
 def _distances(s: str) -> tuple[int, ...]:
     try:
-        return tuple(int(x) for x in s.split(","))
+        return tuple(map(ascii_only(int), s.split(",")))  # '١,٢' is not 1,2
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got "
                                          f"{s!r}") from None

@@ -47,10 +47,14 @@ def out_of_memory(e: BaseException) -> bool:
     return isinstance(e, RuntimeError) and any(w in str(e) for w in OOM_WORDS)
 
 
-def oom_words(name: str | None, when: str = "") -> str:
+def oom_words(name: str | None, when: str = "", given: list = ()) -> str:
     """`out of memory (lower ...)`, naming an address-space limit where one is set
-    (under `ulimit -v` the machine's free memory is not what counts)."""
+    (under `ulimit -v` the machine's free memory is not what counts). `given`: the
+    command's arguments, whose --quick is not advised again (argparse also takes
+    its abbreviation --quic)."""
     fix = f"lower {LOWER[name]}" if name in LOWER else "free some memory first"
+    if any(a in ("--quick", "--quic") for a in given):
+        fix = fix.removesuffix(", or use --quick")
     soft = resource.getrlimit(resource.RLIMIT_AS)[0]
     if soft != resource.RLIM_INFINITY:
         fix += f"; ulimit -v limits this process to {soft / 2**20:,.0f} MiB"

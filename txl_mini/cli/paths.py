@@ -66,18 +66,32 @@ def is_loop(path: str) -> bool:
     return False
 
 
-def refuse_loop(path: str, what: str) -> None:
-    """An input path (a checkpoint, a text file) that is a loop: one line, exit 2."""
+def refuse_loop(path: str, what: str, where: str | None = None) -> None:
+    """An input path (a checkpoint, a text file) that is a loop: one line, exit 2.
+    `where`: how the line names it (`--path FILE`), else the path itself."""
     if is_loop(path):
-        raise UsageError(f"{path} is a symbolic link loop; give {what}")
+        raise UsageError(f"{where or path} is a symbolic link loop; give {what}")
 
 
-def refuse_dangling(path: str, what: str) -> None:
+def refuse_dangling(path: str, what: str, where: str | None = None) -> None:
     """An input path that is a symbolic link to a file gone: said so, exit 2 (not
     'no such file' for a name `ls` shows)."""
-    if os.path.islink(path) and not os.path.exists(path) and not is_loop(path):
-        raise UsageError(f"{path} is a symbolic link to {os.readlink(path)}, which is "
-                         f"missing; give {what}")
+    if dangling(path):
+        raise UsageError(f"{where or path} {gone(path)}; give {what}")
+
+
+def dangling(path: str) -> bool:
+    """`path` is a symbolic link to nothing (a loop is not: nothing is missing)."""
+    return os.path.islink(path) and not os.path.exists(path) and not is_loop(path)
+
+
+def gone(path: str) -> str:
+    """Why a file `path` cannot be opened, the end of 'PATH ...': 'is missing', or
+    for a name `ls` shows, 'is a symbolic link to X, which is missing' (or a loop)."""
+    if is_loop(path):
+        return "is a symbolic link loop"
+    return (f"is a symbolic link to {os.readlink(path)}, which is missing"
+            if dangling(path) else "is missing")
 
 
 def choose_run_dir(args) -> str:
@@ -102,15 +116,20 @@ def refuse_directory(path: str | None, where: str) -> None:
         raise UsageError(f"{where} is a directory; give a text file")
 
 
-def refuse_missing(path: str | None) -> None:
-    """A text file to read that is not there, a loop or a link to a file gone: bad
-    input, exit 2, as a directory is (read, it was 'cannot read ...: no such file',
-    exit 1; a dangling link said so too, for a name `ls` shows)."""
+def refuse_missing(path: str | None, where: str | None = None) -> None:
+    """A text file to read that is not there, a loop, a link to a file gone, or a
+    device, FIFO or socket: bad input, exit 2, as a directory is (read, it was
+    'cannot read ...: no such file' or '...: not a regular file', exit 1; a dangling
+    link said so too, for a name `ls` shows). `where`: how lines name it."""
     if path is not None:
-        refuse_loop(path, "a text file")
-        refuse_dangling(path, "a text file")
+        refuse_loop(path, "a text file", where)
+        refuse_dangling(path, "a text file", where)
         if not os.path.exists(path):
             raise UsageError(f"cannot read {path}: no such file")
+        what = not_regular(path)  # /dev/null: empty; a FIFO blocked; /dev/zero: endless
+        if what:
+            raise UsageError(f"{where or path} is {what}, not a regular file; give a "
+                             "text file")
 
 
 def writable_folder(folder: str, opt: str, created: list) -> None:

@@ -24,7 +24,7 @@ from ..model import TransformerXL, VanillaTransformer
 from ..train import NonFiniteLoss, TrainConfig, lr_at, train_step
 from .curves import plot_curves
 from .ddp import any_rank, rank_world, rng_state, set_rng_state
-from .rundir import append_metrics, naming, read_metrics
+from .rundir import append_metrics, naming, not_yet, read_metrics
 from .saved import note_saved
 from .stop import Stop, exit_code
 
@@ -203,9 +203,9 @@ class Run:
                 check_finite=lambda t: not any_rank(not torch.isfinite(t), self.device))
         except NonFiniteLoss as e:
             good = os.path.join(self.dir, "last.pt")
-            kept = (f"last good checkpoint {good} kept" if os.path.exists(good)
-                    else "no checkpoint was written yet; start over with other "
-                    "options and --overwrite")
+            kept = (f"last good checkpoint {good} kept" if os.path.exists(good) else
+                    f"{not_yet(self.dir)}; start over with other options and "
+                    "--overwrite")  # best.pt perhaps (--eval-every < --save-every)
             # an error: train prints it, as every error, after its prefix (a Stop: none)
             raise RunError(f"{e} at step {self.step + 1}; stopped, {kept}") from None
         self.mems = out.mems or None

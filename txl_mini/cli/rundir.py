@@ -112,13 +112,18 @@ def clear_run_dir(d: str) -> None:
 
 def kept(d) -> str:
     """What a run that stopped abnormally leaves, and how to go on."""
-    path, best = (os.path.join(d or "", n) for n in ("last.pt", "best.pt"))
+    path = os.path.join(d or "", "last.pt")
     if d and os.path.isfile(path):
         return f"{path}, the last checkpoint written, is kept (--resume {d})"
-    written = f"no last.pt was written yet, only {best}" if d and os.path.isfile(
-        best) else "no checkpoint was written yet"  # the best weights, no state
-    return written + (f" (--resume {d} starts it again)" if d and is_run_dir(d)
-                      else "")
+    return not_yet(d) + (f" (--resume {d} starts it again)" if d and is_run_dir(d)
+                         else "")
+
+
+def not_yet(d) -> str:
+    """A run without last.pt: what it has written, best.pt perhaps."""
+    best = os.path.join(d or "", "best.pt")  # the best weights, no training state
+    return (f"no last.pt was written yet, only {best}" if d and os.path.isfile(best)
+            else "no checkpoint was written yet")
 
 
 def remove_created(created: list) -> None:

@@ -15,6 +15,7 @@ import json
 import os
 
 from .options import UsageError
+from .paths import gone
 from .rundir import write_text
 
 
@@ -36,7 +37,8 @@ def refuse_lost(run_dir: str, config: dict) -> None:
     step = config.get("saved")
     if not isinstance(step, int) or isinstance(step, bool):
         return
+    path = os.path.join(run_dir, "last.pt")
     raise UsageError(
-        f"{os.path.join(run_dir, 'last.pt')} is missing, but the run wrote it at "
+        f"{path} {gone(path)}, but the run wrote it at "
         f"step {step} (config.json records it); put it back to continue, or start "
         f"the run again with --run-dir {run_dir} --overwrite and its options")
