@@ -2,11 +2,48 @@
 failed before its fix). Where a moment cannot be hit by timing, an audit hook
 (sys.addaudithook, in a launcher script) acts at it: the command runs unchanged."""
 
+import os
 import subprocess
 import sys
 
 import pytest
-from test_cli_faults import ENV, one_line, py
+from test_cli_faults import ENV, one_line, py, tiny
+
+# `python LAUNCHER train ...` is `python -m txl_mini train ...` with HOOK installed
+LAUNCHER = """import os, runpy, signal, sys
+{hook}
+sys.addaudithook(hook)
+runpy.run_module("txl_mini", run_name="__main__", alter_sys=True)
+"""
+
+
+def launcher(tmp_path, hook: str) -> str:
+    path = tmp_path / "launch.py"
+    path.write_text(LAUNCHER.format(hook=hook))
+    return str(path)
+
+
+# the run directory's .lock is open, and flock() is about to lock it: SIGTERM now
+SIGNAL_AT_FLOCK = """
+def hook(event, args):
+    if event == "open" and str(args[0]).endswith("/.lock"):
+        hook.armed = True
+    elif event == "fcntl.flock" and getattr(hook, "armed", False):
+        hook.armed = False
+        os.kill(os.getpid(), signal.SIGTERM)
+"""
+
+
+def test_a_signal_as_the_lock_is_made_leaves_nothing(tmp_path, text):
+    """Finding 2: a SIGTERM between DIR/.lock's creation and prepare_run_dir's
+    return raised before train held the lock: .lock stayed, and with it the new
+    folder. Now the signal waits until the lock is where the tidying finds it."""
+    run_dir = tmp_path / "new" / "r"
+    res = py(launcher(tmp_path, SIGNAL_AT_FLOCK), "train", *tiny(text, run_dir))
+    line = one_line(res, 143)
+    assert line.startswith("python -m txl_mini train: terminated (SIGTERM) before "
+                           "training started"), line
+    assert not (tmp_path / "new").exists(), os.listdir(tmp_path / "new")
 
 
 @pytest.mark.parametrize("module", ["txl_mini.train", "txl_mini.cli.train"])

@@ -122,8 +122,8 @@ def main(argv=None, on_step=None) -> int:
     requests a stop like Ctrl-C does (tests interrupt at an exact step with it)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
-    created: list[str] = []
-    lock, trained, distributed = None, False, False
+    created, locks = [], []  # the run's new folders, its lock (rundir.prepare_run_dir)
+    trained = distributed = False
     try:
         distributed = world_size() > 1
         refuse_empty(("--resume", args.resume))
@@ -156,7 +156,7 @@ def main(argv=None, on_step=None) -> int:
         refused = None
         if rank == 0:
             try:
-                lock = rundir.prepare_run_dir(args, created, named)
+                rundir.prepare_run_dir(args, created, locks, named)
             except UsageError as e:
                 refused = e
         if any_rank(refused is not None, device):  # all ranks stop together
@@ -205,25 +205,25 @@ def main(argv=None, on_step=None) -> int:
         return fail(PROG, f"{e.again}: stopped at once without saving; "
                     f"{rundir.kept(args.run_dir)}", stop.exit_code(e.name))
     except BrokenPipeError:  # `train ... | head -1`: cli/__init__.py says nothing;
-        _tidy(lock, created)  # at the first line, the run's folders are still empty
+        _tidy(locks, created)  # at the first line, the run's folders are still empty
         raise
     except (KeyboardInterrupt, UsageError, RunError, DataError, OSError, ValueError,
             StdoutFailed) as e:  # before or outside the loop: unlock, tidy up
-        _tidy(lock, created)
+        _tidy(locks, created)
         return fail(PROG, *_one_line(e, args.run_dir or args.resume, trained))
     except (MemoryError, RuntimeError) as e:  # after DataError, a RuntimeError too
         if out_of_memory(e):  # before the loop: cli/__init__.py says it; the folders
-            _tidy(lock, created)  # made for the run are still empty
+            _tidy(locks, created)  # made for the run are still empty
         raise
     finally:
-        _tidy(lock)
+        _tidy(locks)
         if distributed and dist.is_initialized():
             dist.destroy_process_group()
 
 
-def _tidy(lock, created: list = ()) -> None:
+def _tidy(locks: list, created: list = ()) -> None:
     """Unlock; the folders made for the run go while still empty."""
-    if lock is not None:
+    for lock in locks:
         lock.release()
     rundir.remove_created(list(created))
 
