@@ -46,6 +46,44 @@ def test_a_signal_as_the_lock_is_made_leaves_nothing(tmp_path, text):
     assert not (tmp_path / "new").exists(), os.listdir(tmp_path / "new")
 
 
+# after the lock, the next import fails as CPython's did under ulimit -v 700000:
+# SystemError, with (really) under 16 MiB of address space left
+SYSTEM_ERROR_AT_IMPORT = """
+import resource
+def vm():
+    with open("/proc/self/status") as f:
+        return next(int(x.split()[1]) * 1024 for x in f if x.startswith("VmSize:"))
+def hook(event, args):
+    if event == "open" and str(args[0]).endswith("/.lock"):
+        hook.armed = True
+    elif event == "import" and getattr(hook, "armed", False):
+        hook.armed = False
+        if SHORT:
+            limit = vm() + 16 * 2**20
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        raise SystemError("error return without exception set")
+"""
+
+
+@pytest.mark.parametrize("short", [True, False], ids=["memory-short", "memory-left"])
+def test_a_system_error_out_of_memory_is_one_line(tmp_path, text, short):
+    """Finding 1: under a tight `ulimit -v`, an import sometimes raised SystemError
+    ('error return without exception set'), not MemoryError: a traceback, and the
+    run's folders left. Now, with memory short, it is out of memory: one line, exit
+    1, nothing left. With memory to spare a SystemError is a bug: still a traceback."""
+    hook = f"SHORT = {short}\n" + SYSTEM_ERROR_AT_IMPORT
+    res = py(launcher(tmp_path, hook), "train", *tiny(text, tmp_path / "new" / "r"))
+    if short:
+        line = one_line(res, 1)
+        assert line.startswith("python -m txl_mini train: error: out of memory (lower "
+                               "--batch-size"), line
+        assert "ulimit -v limits this process to" in line
+        assert not (tmp_path / "new").exists()
+    else:
+        assert res.returncode == 1 and "Traceback" in res.stderr, res.stderr
+        assert res.stderr.rstrip().endswith("error return without exception set")
+
+
 @pytest.mark.parametrize("module", ["txl_mini.train", "txl_mini.cli.train"])
 def test_the_old_spelling_in_a_removed_folder_is_one_line(tmp_path, module):
     """Finding 5: `python -m txl_mini.train` (and txl_mini.cli.train) in a folder

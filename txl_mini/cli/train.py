@@ -19,10 +19,10 @@ from ..config import PRESETS
 from ..data import CORPORA, MAX_OFFLINE_CHARS, OFFLINE_CHARS
 from ..text8 import DataError
 from ..train import TrainConfig
-from . import rundir, stop
+from . import rundir, starved, stop
 from .corpus import check_corpus_options, load_corpus
 from .ddp import any_rank, init_group, local_rank, rank_world, world_size
-from .errors import drop_compile_times, oom_words, out_of_memory
+from .errors import drop_compile_times, oom_words
 from .memory import MODEL_SIZE, TRAIN_RUN_SIZE, check_memory
 from .options import (
     Parser,
@@ -184,7 +184,7 @@ def main(argv=None, on_step=None) -> int:
         except Exception as e:  # e.g. torch.save's "unexpected pos" after an Abort
             if stop_flag.get("abort"):
                 raise stop.Abort(*stop_flag["abort"]) from None
-            if out_of_memory(e):  # last.pt is as its last save left it (atomic)
+            if starved(e):  # last.pt is as its last save left it (atomic)
                 drop_compile_times()
                 raise RunError(oom_words("train", f" after step {run.step}") + "; "
                                + rundir.kept(args.run_dir)) from None
@@ -211,8 +211,8 @@ def main(argv=None, on_step=None) -> int:
             StdoutFailed) as e:  # before or outside the loop: unlock, tidy up
         _tidy(locks, created)
         return fail(PROG, *_one_line(e, args.run_dir or args.resume, trained))
-    except (MemoryError, RuntimeError) as e:  # after DataError, a RuntimeError too
-        if out_of_memory(e):  # before the loop: cli/__init__.py says it; the folders
+    except (MemoryError, RuntimeError, SystemError) as e:  # DataError: RuntimeError
+        if starved(e):  # before the loop: cli/__init__.py says it; the folders
             _tidy(locks, created)  # made for the run are still empty
         raise
     finally:
