@@ -7,7 +7,11 @@ import subprocess
 import sys
 
 import pytest
+import torch.distributed as dist
 from test_cli_faults import ENV, one_line, py, tiny
+from test_cli_probe6b import free_port
+
+from txl_mini.checkpoint import read_checkpoint
 
 # `python LAUNCHER train ...` is `python -m txl_mini train ...` with HOOK installed
 LAUNCHER = """import os, runpy, signal, sys
@@ -113,3 +117,61 @@ def test_the_old_spelling_does_not_load_torch(tmp_path):
     assert res.returncode == 1 and res.stderr.splitlines()[-1] == \
         "use: python -m txl_mini sample ..."
     assert " torch\n" not in res.stderr and "| torch\n" not in res.stderr
+
+
+# -- two ranks launched by hand (gloo), each with its own exit status ------------------
+ddp = pytest.mark.skipif(not dist.is_available() or not dist.is_gloo_available(),
+                         reason="torch.distributed with gloo is not available")
+
+
+def two_ranks(argv, tmp_path, launch=("-m", "txl_mini"), **env):
+    """Ranks 0 and 1 of `train ARGV`, as torchrun would start them."""
+    env = dict(ENV, WORLD_SIZE="2", MASTER_ADDR="127.0.0.1",
+               MASTER_PORT=str(free_port()), **env)
+    return [subprocess.Popen([sys.executable, *launch, "train", *argv],
+                             env=dict(env, RANK=str(r), LOCAL_RANK=str(r)),
+                             cwd=tmp_path, text=True, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE) for r in (0, 1)]
+
+
+def ended(procs):
+    """(exit status, stdout, stderr) of each."""
+    outs = [p.communicate(timeout=300) for p in procs]
+    return [(p.returncode, *o) for p, o in zip(procs, outs)]
+
+
+def ddp_args(text, run_dir, out):
+    return [*tiny(text, run_dir, steps=2), "--batch-size", "8", "--device", "cpu",
+            "--out", str(out)]
+
+
+# which rank replaced --out (os.replace's audit event), one line each; rank 0 takes
+# 3 s over its write, so that the others look for --out before it is back
+LOG_OUT_WRITES = """
+import time
+def hook(event, args):
+    if event == "os.rename" and str(args[1]).endswith("model.pt"):
+        if os.environ["RANK"] == "0":
+            time.sleep(3)
+        with open(os.environ["OUT_LOG"], "a") as f:
+            f.write(os.environ["RANK"] + "\\n")
+"""
+
+
+@ddp
+def test_a_finished_ddp_run_rewrites_its_out_on_rank_0_only(tmp_path, text):
+    """Finding 3: a torchrun resume of a finished run whose --out is missing wrote
+    --out again on every rank (each its own temporary file, renamed over the same
+    name). Now rank 0 writes it; the others leave it to rank 0."""
+    out = tmp_path / "model.pt"
+    results = ended(two_ranks(ddp_args(text, tmp_path / "r", out), tmp_path))
+    assert [rc for rc, _, _ in results] == [0, 0], results
+    os.remove(out)
+    log = tmp_path / "writes.txt"
+    results = ended(two_ranks(["--resume", str(tmp_path / "r")], tmp_path,
+                              [launcher(tmp_path, LOG_OUT_WRITES)], OUT_LOG=str(log)))
+    assert [rc for rc, _, _ in results] == [0, 0], results
+    assert results[0][2].endswith(f"wrote {out} from its last.pt\n"), results[0][2]
+    assert results[1][2] == ""
+    assert log.read_text() == "0\n"
+    assert read_checkpoint(out)["meta"]["steps"] == 2

@@ -163,7 +163,7 @@ def main(argv=None, on_step=None) -> int:
             raise refused or RunError("rank 0 refused the run directory")
         # last.pt read under the lock: a finished run's --out is written here, and
         # another process may be writing last.pt
-        last = read_last(args.resume, saved, args.steps, device) if saved else None
+        last = saved and read_last(args.resume, saved, args.steps, device, rank == 0)
         at = last["extra"]["step"] if last else 0
         if args.pause_at is not None and args.pause_at <= at:
             raise UsageError(f"--pause-at {args.pause_at}: the run is already at "
