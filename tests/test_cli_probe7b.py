@@ -3,8 +3,10 @@ failed before its fix). Where a moment cannot be hit by timing, an audit hook
 (sys.addaudithook, in a launcher script) acts at it: the command runs unchanged."""
 
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 import torch.distributed as dist
@@ -175,3 +177,24 @@ def test_a_finished_ddp_run_rewrites_its_out_on_rank_0_only(tmp_path, text):
     assert results[1][2] == ""
     assert log.read_text() == "0\n"
     assert read_checkpoint(out)["meta"]["steps"] == 2
+
+
+@ddp
+def test_a_late_signal_stops_every_rank_alike(tmp_path, text):
+    """Finding 4: a signal that came to one rank after the loop's last look at its
+    flag (in the last saves or curves.png) was seen by that rank alone: it exited
+    143, the other 0. Now the ranks agree, as the loop's stop does: both 143."""
+    pytest.importorskip("matplotlib")  # its import is the moment the signal comes
+    out = tmp_path / "model.pt"
+    procs = two_ranks(ddp_args(text, tmp_path / "r", out), tmp_path)
+    deadline = time.time() + 240
+    while not out.exists() and time.time() < deadline and procs[0].poll() is None:
+        time.sleep(0.005)
+    # rank 0 wrote --out; it draws curves.png next (matplotlib's import: a second)
+    procs[0].send_signal(signal.SIGTERM)
+    results = ended(procs)
+    assert [rc for rc, _, _ in results] == [143, 143], results
+    assert results[0][2] == (f"SIGTERM after the last step: {tmp_path}/r/last.pt "
+                             "(step 2/2) and best.pt are saved and complete\n")
+    assert results[1][2] == ""
+    assert read_checkpoint(tmp_path / "r" / "last.pt")["extra"]["step"] == 2

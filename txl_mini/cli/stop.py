@@ -96,11 +96,12 @@ def held():
 
 
 def after_loop(stop_flag: dict, run) -> None:
-    """A signal that came in the last step's saves or curves, after the loop's last
-    look at the flag: the run is complete, and asked to stop. Its line and status
-    (it exited 0, with the summary, as if nothing had come)."""
-    name = stop_flag.get("signal")
-    if name:
+    """A signal in the last step's saves or curves, after the loop's last look at the
+    flag: the run is complete and asked to stop (it exited 0, as if nothing had come);
+    on every rank (one alone exited 143, the others wrote --out and exited 0)."""
+    from .ddp import any_rank  # torch: this module loads before it (cli/__init__.py)
+    if any_rank(stop_flag.get("signal"), run.device):
+        name = stop_flag.setdefault("signal", "SIGTERM")  # another rank got it
         raise Stop(f"{name} after the last step: {run.dir}/last.pt (step {run.step}/"
                    f"{run.tc.steps}) and best.pt are saved and complete",
                    exit_code(name))

@@ -181,6 +181,7 @@ def main(argv=None, on_step=None) -> int:
         try:
             with stop.signals_caught(stop_flag):
                 run.train(stop_flag, on_step)
+                stop.after_loop(stop_flag, run)  # a signal in the last saves or plot
         except Exception as e:  # e.g. torch.save's "unexpected pos" after an Abort
             if stop_flag.get("abort"):
                 raise stop.Abort(*stop_flag["abort"]) from None
@@ -190,7 +191,6 @@ def main(argv=None, on_step=None) -> int:
                                + rundir.kept(args.run_dir)) from None
             raise
         trained = True
-        stop.after_loop(stop_flag, run)  # a signal in the last step's saves or plot
         if rank == 0:
             rundir.summary(args, run, valid)
         return 0
