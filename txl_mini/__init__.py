@@ -28,8 +28,36 @@ repeat it.
     cli/               python -m txl_mini train|evaluate|sample|data|bench
 """
 
+import os
+import sys
 from importlib import import_module
 from typing import TYPE_CHECKING
+
+
+def _refuse_launch() -> None:
+    """`python -m txl_mini[.X]` imports this package first, before X and torch. In a
+    folder since removed, torch's import failed ('Intel oneMKL FATAL ERROR: Cannot
+    load libtorch_cpu.so'); and the old spellings (txl_mini.train ...) loaded torch,
+    for seconds, only to say where the command line went. Both are said here."""
+    if getattr(sys, "argv", [None])[:1] != ["-m"]:  # only while -m looks for X
+        return
+    flags = getattr(sys, "orig_argv", [])
+    run = next((a.removeprefix("-m") or b for a, b in zip(flags, flags[1:] + [""])
+                if a.startswith("-m")), "")
+    if run.split(".")[0] != __name__:  # another -m module that imports us
+        return
+    name = run.removeprefix(f"{__name__}.")
+    if name in ("train", "evaluate", "sample", "data"):  # their modules' refusal
+        raise SystemExit(f"use: python -m txl_mini {name} ...")
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        sys.stderr.write("python -m txl_mini: error: the current folder no longer "
+                         "exists; cd somewhere first\n")
+        sys.exit(2)
+
+
+_refuse_launch()
 
 # name -> module. Loaded on first use, not here: `python -m txl_mini` imports this
 # package before its command line can catch a Ctrl-C, and torch takes a second to load.

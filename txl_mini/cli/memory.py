@@ -8,7 +8,7 @@ import resource
 import torch
 
 from ..config import ModelConfig
-from . import plural
+from . import mapped, plural
 from .options import UsageError
 
 # what to lower, by the part of the estimate that is the largest (the command's
@@ -97,18 +97,6 @@ def _available(device: torch.device) -> tuple[int, str]:
     return max(0, limit - now), (
         f"left under this process's address-space limit (ulimit -v, {size(limit)}, "
         f"of which {size(now)} is mapped already)")
-
-
-def mapped() -> int:
-    """Bytes of address space this process maps now (VmSize); 0 where unknown."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmSize:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0
 
 
 def _advice(largest: str, one_too_big: bool, run_size: str, model_size,

@@ -142,9 +142,10 @@ def check_model(config: dict, where: str) -> None:
                          f"{what}")
 
 
-def read_last(run_dir: str, config: dict, steps: int, device) -> dict:
-    """DIR/last.pt, checked against config.json; Finished if no step is left; None
-    if the run stopped before its first checkpoint (it starts again from step 0)."""
+def read_last(run_dir: str, config: dict, steps: int, device, writes=True) -> dict:
+    """DIR/last.pt, checked against config.json; Finished if no step is left (and its
+    --out, if `writes`, as the run left it); None if the run stopped before its first
+    checkpoint (it starts again from step 0)."""
     path = os.path.join(run_dir, "last.pt")
     if not os.path.exists(path):  # never written, or deleted by hand
         refuse_lost(run_dir, config)
@@ -173,7 +174,7 @@ def read_last(run_dir: str, config: dict, steps: int, device) -> dict:
     if extra["step"] >= steps and not extra.get("val_pending"):
         done = f"{run_dir} is finished: step {extra['step']} of {steps}"
         out = config["args"].get("out")
-        if out:
+        if out and writes:  # rank 0 only: each rank wrote it (torchrun)
             raise Finished(f"{done}; " + _finish_out(out, run_dir, ckpt, device))
         raise Finished(f"{done}; nothing to do (its last.pt and best.pt are "
                        "unchanged)")

@@ -21,6 +21,7 @@ from . import plural
 from .lock import LOCK_NAME, RunLock
 from .options import PROBE, UsageError, check_writable
 from .paths import check_out, refuse_special, refuse_text_as_out, writable_folder
+from .stop import held
 
 FILES = ("config.json", "metrics.jsonl", "curves.png", "last.pt", "best.pt")
 
@@ -55,13 +56,14 @@ def _out_of(d: str) -> str | None:
     return out if isinstance(out, str) else None
 
 
-def prepare_run_dir(args, created: list, named: str = "--run-dir") -> RunLock:
+def prepare_run_dir(args, created: list, locks: list, named: str = "--run-dir"):
     """Validate (and create) the run directory and --out before any training; lock it.
 
-    Directories made here are appended to `created`, so that a run failing before
-    it trains can remove them again (`remove_created`). Temporary files left by a
-    killed run (kill -9 during a checkpoint write) are removed once the lock is held.
-    `named`: how to name the run directory (paths.choose_run_dir).
+    Directories made here are appended to `created`, and the lock to `locks`, so that
+    a run failing before it trains can remove them again (`remove_created`, release).
+    Temporary files left by a killed run (kill -9 during a checkpoint write) are
+    removed once the lock is held. `named`: how to name the run directory
+    (paths.choose_run_dir).
     """
     d = args.run_dir
     refuse_special(d, FILES + (LOCK_NAME,))  # before anything opens one
@@ -73,10 +75,10 @@ def prepare_run_dir(args, created: list, named: str = "--run-dir") -> RunLock:
         writable_folder(os.path.dirname(out), "--out", created)
     if args.resume:  # read-only (a copy on a CD): input refused, not a failed run
         check_writable(d, "--resume")
-    lock = RunLock(d)
+    with held():  # a signal waits until the lock is in `locks`, where tidying looks
+        locks.append(RunLock(d))
     for name in FILES:  # what atomic writes killed mid-way left here
         remove_stale_temps(os.path.join(d, name))
-    return lock
 
 
 def _check_new(args, d: str, created: list, named: str) -> None:

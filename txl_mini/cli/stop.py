@@ -81,12 +81,27 @@ def signals_caught(stop_flag: dict):
             signal.signal(sig, h)
 
 
+@contextmanager
+def held():
+    """While inside, a signal that would raise waits (`deferred`), and is taken as it
+    ends: DIR/.lock made but not yet where the run's tidying finds it (a signal there
+    left it behind). A flag, not a signal mask: torch's threads take masked signals."""
+    _holding.append(True)
+    try:
+        yield
+    finally:
+        _holding.pop()
+        if _pending and not _holding and not in_import(sys._getframe()):
+            _take_pending(sys._getframe())
+
+
 def after_loop(stop_flag: dict, run) -> None:
-    """A signal that came in the last step's saves or curves, after the loop's last
-    look at the flag: the run is complete, and asked to stop. Its line and status
-    (it exited 0, with the summary, as if nothing had come)."""
-    name = stop_flag.get("signal")
-    if name:
+    """A signal in the last step's saves or curves, after the loop's last look at the
+    flag: the run is complete and asked to stop (it exited 0, as if nothing had come);
+    on every rank (one alone exited 143, the others wrote --out and exited 0)."""
+    from .ddp import any_rank  # torch: this module loads before it (cli/__init__.py)
+    if any_rank(stop_flag.get("signal"), run.device):
+        name = stop_flag.setdefault("signal", "SIGTERM")  # another rank got it
         raise Stop(f"{name} after the last step: {run.dir}/last.pt (step {run.step}/"
                    f"{run.tc.steps}) and best.pt are saved and complete",
                    exit_code(name))
@@ -104,6 +119,7 @@ def in_import(frame) -> bool:
 
 
 _pending: list[int] = []  # signals that landed inside an import, taken after it
+_holding: list[bool] = []  # inside held(): signals wait too
 _held_since: list[float] = []  # when the first of them landed
 _gave_up: list[bool] = []  # an import held a signal too long: raise inside it after all
 # longer than any import takes (torch's: seconds) when nothing is wrong; a probe saw
@@ -118,6 +134,9 @@ def deferred(signum: int, frame) -> bool:
     module half-imported, so that its next import fails with an unrelated traceback
     (a RecursionError, an AttributeError of numpy's). A second signal STUCK_S after
     the first finds the import stuck: the waiting ones are taken there and then."""
+    if _holding:  # held(): taken as it ends
+        _pending.append(signum)
+        return True
     if not in_import(frame) or _gave_up:
         return False
     if not _pending:
@@ -140,8 +159,8 @@ def _after_import(frame, event, arg):
 
 
 def _take_pending(frame) -> None:
-    while _pending:
-        signum = _pending.pop(0)
+    taken, _pending[:] = _pending[:], []  # those after one that raises: the same stop
+    for signum in taken:
         handler = signal.getsignal(signum)
         if callable(handler):
             handler(signum, frame)

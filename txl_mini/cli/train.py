@@ -19,10 +19,10 @@ from ..config import PRESETS
 from ..data import CORPORA, MAX_OFFLINE_CHARS, OFFLINE_CHARS
 from ..text8 import DataError
 from ..train import TrainConfig
-from . import rundir, stop
+from . import rundir, starved, stop
 from .corpus import check_corpus_options, load_corpus
 from .ddp import any_rank, init_group, local_rank, rank_world, world_size
-from .errors import drop_compile_times, oom_words, out_of_memory
+from .errors import drop_compile_times, oom_words
 from .memory import MODEL_SIZE, TRAIN_RUN_SIZE, check_memory
 from .options import (
     Parser,
@@ -122,8 +122,8 @@ def main(argv=None, on_step=None) -> int:
     requests a stop like Ctrl-C does (tests interrupt at an exact step with it)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
-    created: list[str] = []
-    lock, trained, distributed = None, False, False
+    created, locks = [], []  # the run's new folders, its lock (rundir.prepare_run_dir)
+    trained = distributed = False
     try:
         distributed = world_size() > 1
         refuse_empty(("--resume", args.resume))
@@ -156,14 +156,14 @@ def main(argv=None, on_step=None) -> int:
         refused = None
         if rank == 0:
             try:
-                lock = rundir.prepare_run_dir(args, created, named)
+                rundir.prepare_run_dir(args, created, locks, named)
             except UsageError as e:
                 refused = e
         if any_rank(refused is not None, device):  # all ranks stop together
             raise refused or RunError("rank 0 refused the run directory")
         # last.pt read under the lock: a finished run's --out is written here, and
         # another process may be writing last.pt
-        last = read_last(args.resume, saved, args.steps, device) if saved else None
+        last = saved and read_last(args.resume, saved, args.steps, device, rank == 0)
         at = last["extra"]["step"] if last else 0
         if args.pause_at is not None and args.pause_at <= at:
             raise UsageError(f"--pause-at {args.pause_at}: the run is already at "
@@ -181,16 +181,16 @@ def main(argv=None, on_step=None) -> int:
         try:
             with stop.signals_caught(stop_flag):
                 run.train(stop_flag, on_step)
+                stop.after_loop(stop_flag, run)  # a signal in the last saves or plot
         except Exception as e:  # e.g. torch.save's "unexpected pos" after an Abort
             if stop_flag.get("abort"):
                 raise stop.Abort(*stop_flag["abort"]) from None
-            if out_of_memory(e):  # last.pt is as its last save left it (atomic)
+            if starved(e):  # last.pt is as its last save left it (atomic)
                 drop_compile_times()
                 raise RunError(oom_words("train", f" after step {run.step}") + "; "
                                + rundir.kept(args.run_dir)) from None
             raise
         trained = True
-        stop.after_loop(stop_flag, run)  # a signal in the last step's saves or plot
         if rank == 0:
             rundir.summary(args, run, valid)
         return 0
@@ -205,25 +205,25 @@ def main(argv=None, on_step=None) -> int:
         return fail(PROG, f"{e.again}: stopped at once without saving; "
                     f"{rundir.kept(args.run_dir)}", stop.exit_code(e.name))
     except BrokenPipeError:  # `train ... | head -1`: cli/__init__.py says nothing;
-        _tidy(lock, created)  # at the first line, the run's folders are still empty
+        _tidy(locks, created)  # at the first line, the run's folders are still empty
         raise
     except (KeyboardInterrupt, UsageError, RunError, DataError, OSError, ValueError,
             StdoutFailed) as e:  # before or outside the loop: unlock, tidy up
-        _tidy(lock, created)
+        _tidy(locks, created)
         return fail(PROG, *_one_line(e, args.run_dir or args.resume, trained))
-    except (MemoryError, RuntimeError) as e:  # after DataError, a RuntimeError too
-        if out_of_memory(e):  # before the loop: cli/__init__.py says it; the folders
-            _tidy(lock, created)  # made for the run are still empty
+    except (MemoryError, RuntimeError, SystemError) as e:  # DataError: RuntimeError
+        if starved(e):  # before the loop: cli/__init__.py says it; the folders
+            _tidy(locks, created)  # made for the run are still empty
         raise
     finally:
-        _tidy(lock)
+        _tidy(locks)
         if distributed and dist.is_initialized():
             dist.destroy_process_group()
 
 
-def _tidy(lock, created: list = ()) -> None:
+def _tidy(locks: list, created: list = ()) -> None:
     """Unlock; the folders made for the run go while still empty."""
-    if lock is not None:
+    for lock in locks:
         lock.release()
     rundir.remove_created(list(created))
 
