@@ -96,8 +96,9 @@ def test_out_of_memory_in_the_training_loop_is_one_line(tmp_path):
     res = finish(p)
     line = one_line(res, 1)
     m = re.fullmatch(r"python -m txl_mini train: error: out of memory after step "
-                     r"(\d+) \(lower --batch-size, --seg-len or --mem-len, or the "
-                     r"model's size; ulimit -v limits this process to [\d,]+ MiB\); "
+                     r"(\d+) \(lower --batch-size, --seg-len, --mem-len or --n-layer, "
+                     r"or the model's size; ulimit -v limits this process to [\d,]+ "
+                     r"MiB\); "
                      rf"{r}/last.pt, the last checkpoint written, is kept "
                      rf"\(--resume {r}\)", line)
     assert m, line

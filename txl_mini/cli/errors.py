@@ -11,10 +11,15 @@ import sys
 # What torch's allocators say when they fail: the CPU's DefaultCPUAllocator ("can't
 # allocate memory"), a C++ std::bad_alloc, CUDA's OutOfMemoryError ("out of memory").
 OOM_WORDS = ("can't allocate memory", "bad_alloc", "out of memory")
-# what lowers the memory a command needs (sample and data have no such option)
-LOWER = {
-    "train": "--batch-size, --seg-len or --mem-len, or the model's size",
-    "evaluate": "--batch-size, --seg-len or --mem-len",
+# What lowers the memory a command needs, by its options: one wording for the memory
+# check before the work (memory.py) and for an out of memory during it (`oom_words`).
+RUN_SIZE = "--batch-size, --seg-len or --mem-len"
+# train's: the scores and activations grow with the layers as with the batch
+TRAIN_RUN_SIZE = "--batch-size, --seg-len, --mem-len or --n-layer"
+MODEL_SIZE = "--d-model, --d-inner, --n-layer, --n-head or --d-head"
+LOWER = {  # sample and data have no such option
+    "train": f"{TRAIN_RUN_SIZE}, or the model's size",
+    "evaluate": RUN_SIZE,
     "bench": "--batch, --eval-batch or --max-attn-len, or use --quick",
 }
 

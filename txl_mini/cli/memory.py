@@ -9,14 +9,8 @@ import torch
 
 from ..config import ModelConfig
 from . import mapped, plural
+from .errors import RUN_SIZE
 from .options import UsageError
-
-# what to lower, by the part of the estimate that is the largest (the command's
-# option names; bench passes its own for the run's size)
-RUN_SIZE = "--batch-size, --seg-len or --mem-len"
-# train's: the scores and activations grow with the layers as with the batch
-TRAIN_RUN_SIZE = "--batch-size, --seg-len, --mem-len or --n-layer"
-MODEL_SIZE = "--d-model, --d-inner, --n-layer, --n-head or --d-head"
 
 
 def shaw_rows(cfg: ModelConfig) -> int:
@@ -101,8 +95,8 @@ def _available(device: torch.device) -> tuple[int, str]:
 
 def _advice(largest: str, one_too_big: bool, run_size: str, model_size,
             weights_too_big: bool = False) -> str:
-    """What to lower, from the largest part and whether one stream (or the weights
-    alone) is too much."""
+    """What to lower, from the largest part of the estimate and whether one stream
+    (or the weights alone) is too much; the option names are errors.py's."""
     if largest.startswith("Shaw"):
         return "--shaw-clip"
     if not model_size or not (one_too_big or largest.startswith("weights")):

@@ -22,8 +22,8 @@ from ..train import TrainConfig
 from . import rundir, starved, stop
 from .corpus import check_corpus_options, load_corpus
 from .ddp import any_rank, init_group, local_rank, rank_world, world_size
-from .errors import drop_compile_times, oom_words
-from .memory import MODEL_SIZE, TRAIN_RUN_SIZE, check_memory
+from .errors import MODEL_SIZE, TRAIN_RUN_SIZE, drop_compile_times, oom_words
+from .memory import check_memory
 from .options import (
     Parser,
     UsageError,
