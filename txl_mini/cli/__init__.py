@@ -66,6 +66,12 @@ def main(argv=None) -> int:
         print(f"{prog}: error: {oom_words(name, given=argv[1:])}", file=sys.stderr)
         drop_compile_times()
         return 1
+    except ModuleNotFoundError as e:  # a Python without txl_mini's dependencies
+        if e.name not in ("torch", "numpy", "tqdm"):
+            raise
+        print(f"{prog}: error: this Python ({sys.executable}) has no {e.name}, which "
+              "txl_mini needs: pip install -r requirements.txt", file=sys.stderr)
+        return 1
     except StdoutFailed as e:  # `>/dev/full`, `>&-`: what was asked is not shown
         print(f"{prog}: error: {e}", file=sys.stderr)
         if real is not None:
