@@ -229,7 +229,8 @@ def test_ctrl_c_while_torch_imports_is_one_line(tmp_path, argv):
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "Traceback" not in err, err
-    assert err.strip() == f"python -m txl_mini {argv[0]}: interrupted"
+    named = " ".join(argv[:2] if argv[0] == "data" else argv[:1])  # data's subcommand
+    assert err.strip() == f"python -m txl_mini {named}: interrupted"
     assert os.listdir(tmp_path) == []
 
 
