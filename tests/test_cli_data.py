@@ -22,9 +22,10 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def test_no_subcommand_prints_help(capsys):
+    """On stderr (exit 2), as the bare `python -m txl_mini`: stdout is for results."""
     assert main([]) == 2
-    out = capsys.readouterr().out
-    assert "text8" in out and "offline" in out and "stats" in out
+    out, err = capsys.readouterr()
+    assert "text8" in err and "offline" in err and "stats" in err and not out
 
 
 def test_help_shows_defaults(capsys):

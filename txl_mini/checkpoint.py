@@ -16,6 +16,7 @@ Safety rules, each for a reason:
 
 from __future__ import annotations
 
+import errno
 import os
 import pickle
 import zipfile
@@ -111,7 +112,13 @@ def save_checkpoint(path: str, model: torch.nn.Module, meta: dict,
 
 def _missing(path: str) -> str:
     """Why `path` is not there: a file where a folder should be (`best.pt/`, or
-    `notes.txt/x.pt`), else no such file."""
+    `notes.txt/x.pt`), a name too long for any file (not 'no such file': none can be
+    there), else no such file."""
+    try:
+        os.stat(path)
+    except OSError as e:
+        if e.errno == errno.ENAMETOOLONG:
+            return f"{path}: {e.strerror}"
     head = path.rstrip("/") if path.endswith("/") else os.path.dirname(path)
     while head and not os.path.exists(head):
         head = os.path.dirname(head)

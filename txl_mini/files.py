@@ -18,6 +18,7 @@ from typing import Iterator, Union
 
 PathLike = Union[str, "os.PathLike[str]"]
 TEMP_SUFFIX = ".tmp"
+TEMP_EXTRA = len("..") + 8 + len(TEMP_SUFFIX)  # `.NAME.` + mkstemp's 8 + `.tmp`
 
 
 @contextmanager
@@ -68,6 +69,34 @@ def write_target(path: PathLike) -> Path:
     it points to stale; the command-line checks (cli/options.py) resolve the same way.
     """
     return Path(os.path.realpath(path))
+
+
+def name_too_long(path: PathLike) -> str | None:
+    """Why `atomic_path(path)` would fail for its names' lengths alone, else None:
+    the file's name, TEMP_EXTRA bytes longer as its temporary's, a folder's name still
+    to be made, or the whole path, longer than the file system takes. (The write
+    found it only at its end: train's --out after the whole run.)"""
+    path = write_target(path)
+    level = path.parent
+    while not os.path.exists(level):  # pathconf needs a folder that is there
+        level = level.parent
+    try:
+        name_max = os.pathconf(level, "PC_NAME_MAX")
+        path_max = os.pathconf(level, "PC_PATH_MAX")
+    except (OSError, ValueError):  # not known here: the write will say
+        return None
+    made = path.parent.relative_to(level).parts
+    longest = max((os.fsencode(n) for n in made), key=len, default=b"")
+    if len(longest) > name_max:
+        return (f"a folder's name is too long ({len(longest):,} bytes; at most "
+                f"{name_max})")
+    size = len(os.fsencode(path.name)) + TEMP_EXTRA
+    if size > name_max:
+        return (f"the file name is too long ({size - TEMP_EXTRA:,} bytes; at most "
+                f"{name_max - TEMP_EXTRA} here)")
+    if len(os.fsencode(path)) + TEMP_EXTRA >= path_max:
+        return f"the path is too long (at most {path_max - TEMP_EXTRA - 1:,} bytes)"
+    return None
 
 
 def _mode_for(path: Path) -> int:

@@ -6,12 +6,12 @@ one level up know nothing of argparse, signals or several processes.
 
 from __future__ import annotations
 
-import os
 import resource
 import signal
 import sys
 from importlib import import_module
 
+from .bars import tqdm_refused
 from .errors import drop_compile_times, oom_words, out_of_memory
 from .stdout import (
     GuardedStdout,
@@ -45,7 +45,7 @@ def main(argv=None) -> int:
             with sigterm_raises():  # from here on SIGTERM ends it as Ctrl-C does
                 if name is None:
                     return _list_commands(argv)
-                if refused := _tqdm_refused():
+                if refused := tqdm_refused():
                     print(f"{prog}: error: {refused}", file=sys.stderr)
                     return 2
                 return import_module(f"{__name__}.{name}").main(argv[1:])
@@ -87,23 +87,6 @@ def subcommands(argv: list) -> int:
     if not argv or argv[0] not in COMMANDS:
         return 0
     return 2 if argv[1:2] and argv[1] in SUBCOMMANDS.get(argv[0], ()) else 1
-
-
-def _tqdm_refused() -> str | None:
-    """tqdm reads its TQDM_* variables as it loads: one it cannot convert
-    (TQDM_MININTERVAL=abc) failed that import, in every command, with a ValueError
-    traceback, exit 1. Refused as WORLD_SIZE=abc is (exit 2), not ignored: it was set
-    on purpose, and dropping it would change what tqdm does in silence."""
-    try:
-        import tqdm  # noqa: F401
-    except ImportError:  # not installed: as before, the command's import says so
-        return None
-    except (ValueError, TypeError) as e:
-        set_ = [f"{k}={v!r}" for k, v in os.environ.items() if k.startswith("TQDM_")]
-        named = [kv for kv in set_ if kv.split("=", 1)[1] in str(e)] or set_
-        return (f"{', '.join(named)} in the environment: tqdm cannot read it ({e}); "
-                "fix or unset it")
-    return None
 
 
 def _list_commands(argv: list) -> int:

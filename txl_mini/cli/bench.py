@@ -40,12 +40,12 @@ from .options import (
     Parser,
     UsageError,
     check_at_least,
-    check_output,
     command,
     fail,
     pick_device,
     set_threads,
 )
+from .outputs import check_output
 from .paths import refuse_empty, writable_folder
 from .rundir import remove_created
 

@@ -15,6 +15,7 @@ from . import plural
 from .corpus import option_names
 from .data_offline import cmd_offline
 from .options import Parser, UsageError, ascii_only, command
+from .outputs import unreachable
 from .paths import (
     check_cache_env,
     expand,
@@ -51,6 +52,8 @@ def _cmd_text8(args: argparse.Namespace) -> None:
     args.path, args.cache_dir = expand(args.path), expand(args.cache_dir, "--cache-dir")
     if args.cache_dir is None:  # read even with --path (where the zip would be)
         check_cache_env()
+    elif why := unreachable(args.cache_dir):  # else a traceback from pathlib
+        raise UsageError(f"--cache-dir {args.cache_dir}: {why}")
     try:
         with option_names():
             s = load_text8(args.path, cache_dir=args.cache_dir,
@@ -93,7 +96,7 @@ def main(argv=None) -> int:
     ap = _parser()
     args, extra = ap.parse_known_args(argv)
     if args.cmd is None:  # no subcommand: show what there is
-        ap.print_help()
+        ap.print_help(sys.stderr)  # as the bare `python -m txl_mini`: not a result
         return 2
     if extra:  # else said by `python -m txl_mini data`, not by the subcommand
         args.parser.error(f"unrecognized arguments: {' '.join(extra)}")

@@ -13,9 +13,11 @@ from ..data import MAX_OFFLINE_CHARS
 from ..files import remove_stale_temps
 from ..text8 import DataError
 from . import plural
-from .options import UsageError, check_output, check_seed
+from .lock import LOCK_NAME
+from .options import UsageError, check_seed
+from .outputs import check_output, refuse_run_file
 from .paths import expand, not_a_folder, refuse_empty, same_file, writable_folder
-from .rundir import remove_created
+from .rundir import FILES, remove_created
 from .stdout import StdoutFailed
 
 # A temporary file of ours untouched this long is dead: a live write renames its own
@@ -45,6 +47,8 @@ def cmd_offline(args: argparse.Namespace) -> None:
     outs = [(o, p) for o, p in (("--out", args.out), ("--deps-out", args.deps_out))
             if p is not None]
     real = [check_output(path, opt) for opt, path in outs]
+    for opt, path in outs:  # a run's checkpoint or record: as train's --out is
+        refuse_run_file(path, opt, FILES + (LOCK_NAME,), run="a run")
     if len(real) == 2 and same_file(*real):  # the TSV would replace the corpus
         raise UsageError(f"--deps-out {args.deps_out} is the same file as --out "
                          f"{args.out}; give the dependencies a file of their own")

@@ -12,20 +12,17 @@ import inspect
 import os
 import re
 import sys
-import tempfile
 import tokenize
 from dataclasses import fields
 
 import torch
 
 from ..config import POS_ENCODINGS, PRESETS, ModelConfig
-from ..files import write_target
 from .ddp import launched_rank
 from .errors import UsageError, printable
 from .stop import stopped
 
 DEVICES = ("auto", "cpu", "cuda", "mps")
-PROBE = ".probe-"  # an empty file that checks a directory is writable
 
 
 def fail(prog: str, msg: str, code: int = 2, before: str = "") -> int:
@@ -114,33 +111,6 @@ def set_threads(threads) -> None:
                          f"this machine has {cpus}), got {threads}")
     if threads:
         torch.set_num_threads(threads)
-
-
-def check_writable(folder: str, what: str) -> None:
-    """`what` (an option and its value) can write into `folder`: a probe file."""
-    try:
-        fd, probe = tempfile.mkstemp(dir=folder, prefix=PROBE)
-        os.close(fd)
-        os.remove(probe)
-    except OSError as e:
-        raise UsageError(f"{what}: cannot write to {folder}: {e.strerror or e}"
-                         ) from None
-
-
-def check_output(path: str, opt: str) -> str:
-    """`opt PATH` names a file to write: a new one or a regular file, else refused
-    before any work (renamed over, /dev/null or a FIFO would be replaced as a plain
-    file). A symlink stands for its target, which is written (files.write_target).
-    Returns the resolved path, to compare with the command's other files."""
-    real = str(write_target(path))
-    if os.path.islink(real):  # realpath stops at a loop; renamed over, the link goes
-        raise UsageError(f"{opt} {path} is a symbolic link loop; give a file name")
-    if os.path.isdir(real):
-        raise UsageError(f"{opt} {path} is a directory; give a file name")
-    if os.path.exists(real) and not os.path.isfile(real):
-        raise UsageError(f"{opt} {path} is not a regular file (a device, FIFO or "
-                         "socket); give a file name")
-    return real
 
 
 def preset_help() -> str:

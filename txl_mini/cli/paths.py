@@ -9,7 +9,8 @@ import errno
 import os
 import stat
 
-from .options import UsageError, check_output, check_writable
+from .options import UsageError
+from .outputs import check_output, check_writable, refuse_run_file, unreachable
 
 
 def refuse_empty(*given: tuple[str, str | None]) -> None:
@@ -54,6 +55,9 @@ def check_cache_env() -> None:
     value = os.environ.get(name or "", "")
     if value and os.path.expanduser(value).startswith("~"):
         raise UsageError(f"{name}={value!r} in the environment: {_no_home(value)}")
+    if value and (why := unreachable(value)):
+        raise UsageError(f"{name}={value!r} in the environment: {why}")
+
 
 
 def is_loop(path: str) -> bool:
@@ -223,11 +227,7 @@ def check_out(out: str, d: str, own: tuple) -> str:
     if real in {os.path.realpath(os.path.join(d, n)) for n in own}:
         raise UsageError(f"--out {out} is the run directory's own "
                          f"{os.path.basename(real)}; give a file outside {d}")
-    other = os.path.dirname(real)  # another run's last.pt (even a running one's):
-    if (os.path.basename(real) in own  # its training state, lost to our weights
-            and os.path.isfile(os.path.join(other, "config.json"))):
-        raise UsageError(f"--out {out} is the {os.path.basename(real)} of another "
-                         f"run, {other}; give a file outside it")
+    refuse_run_file(out, "--out", own)
     if os.path.isdir(out):
         raise UsageError(f"--out {out} is a directory; give a file name like "
                          f"{os.path.join(out, 'model.pt')}")

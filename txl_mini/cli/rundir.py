@@ -19,7 +19,8 @@ from dataclasses import asdict
 from ..files import TEMP_SUFFIX, atomic_path, remove_stale_temps
 from . import plural
 from .lock import LOCK_NAME, RunLock
-from .options import PROBE, UsageError, check_writable
+from .options import UsageError
+from .outputs import PROBE, check_writable
 from .paths import check_out, refuse_special, refuse_text_as_out, writable_folder
 from .stop import held
 

@@ -1,0 +1,66 @@
+"""tqdm's progress bars as the commands draw them, checked once before any work.
+
+tqdm takes a default for each of its options from a TQDM_* variable (TQDM_BAR_FORMAT,
+TQDM_WRITE_BYTES ...). One it cannot convert fails its import; one it converts but
+cannot draw with failed only when a bar first drew, after a run folder was made
+(`TQDM_BAR_FORMAT='{bogus}'`: a KeyError traceback, exit 1). Both are refused here,
+naming the variable, exit 2 (as WORLD_SIZE=abc is): it was set on purpose, and
+dropping it would change what tqdm does in silence.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import io
+import os
+
+PREFIX = "TQDM_"
+# how the check draws: at once, whatever TQDM_DISABLE or TQDM_DELAY say (ours pass
+# `disable` too), with the options our bars pass themselves
+DRAW = dict(total=2, desc="check", disable=False, mininterval=0, delay=0,
+            dynamic_ncols=True)
+
+
+def tqdm_refused() -> str | None:
+    """Why the TQDM_* variables set cannot be used, else None. Also turns tqdm's
+    monitor thread off: it only tunes `miniters`, and where no thread can start
+    (`ulimit -v`) it printed a 3-line TqdmMonitorWarning before our own line."""
+    try:
+        import tqdm
+    except ImportError:  # not installed: as before, the command's import says so
+        return None
+    except (ValueError, TypeError) as e:  # TQDM_MININTERVAL=abc
+        set_ = [f"{k}={v!r}" for k, v in os.environ.items() if k.startswith(PREFIX)]
+        named = [kv for kv in set_ if kv.split("=", 1)[1] in str(e)] or set_
+        return (f"{', '.join(named)} in the environment: tqdm cannot read it ({e}); "
+                "fix or unset it")
+    tqdm.tqdm.monitor_interval = 0
+    init = inspect.getattr_static(tqdm.tqdm, "__init__")
+    settings = getattr(init, "keywords", {})  # tqdm's envwrap: option -> value
+    if not settings or (error := _draw(tqdm.tqdm)) is None:
+        return None
+    defaults = {k: p.default for k, p in inspect.signature(init.func).parameters.items()
+                if k in settings and k not in DRAW}
+    # which one: each alone, the others at tqdm's defaults (else all of them)
+    bad = [k for k in settings
+           if _draw(tqdm.tqdm, **{o: d for o, d in defaults.items() if o != k})]
+    named = [f"{k}={v!r}" for k, v in os.environ.items() if k.startswith(PREFIX)
+             and k[len(PREFIX):].lower() in (bad or settings)]
+    return (f"{', '.join(named)} in the environment: tqdm cannot draw a progress bar "
+            f"with it ({error}); fix or unset it")
+
+
+def _draw(bar_class, **options) -> str | None:
+    """Draw a bar as ours are drawn (stderr, a total, updates, a postfix), into a
+    string that is thrown away: the error, as `Type: message`, or None."""
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):
+            bar = bar_class(**DRAW, **options)
+            bar.update(1)
+            bar.set_postfix(loss="1.000")
+            bar.set_postfix_str("validating 1/2")
+            bar.close()
+    except Exception as e:  # whatever tqdm raises for a setting: ours are the same bars
+        return f"{type(e).__name__}: {' '.join(str(e).split())}"  # one line
+    return None

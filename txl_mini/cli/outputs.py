@@ -1,0 +1,69 @@
+"""The files a command will write, checked before any work: a folder we can write
+into, a name the file system takes, and no file that is something else (a device,
+a FIFO, another run's checkpoint), each refused with one line, exit 2."""
+
+from __future__ import annotations
+
+import errno
+import os
+import tempfile
+
+from ..files import name_too_long, write_target
+from .errors import UsageError
+
+PROBE = ".probe-"  # an empty file that checks a directory is writable
+
+
+def check_writable(folder: str, what: str) -> None:
+    """`what` (an option and its value) can write into `folder`: a probe file."""
+    try:
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=PROBE)
+        os.close(fd)
+        os.remove(probe)
+    except OSError as e:
+        raise UsageError(f"{what}: cannot write to {folder}: {e.strerror or e}"
+                         ) from None
+
+
+def check_output(path: str, opt: str) -> str:
+    """`opt PATH` names a file to write: a new one or a regular file, else refused
+    before any work (renamed over, /dev/null or a FIFO would be replaced as a plain
+    file). A symlink stands for its target, which is written (files.write_target).
+    A name too long for the file system is refused too: the write said so only at
+    its end (train's --out after the whole run, bench --json after every benchmark).
+    Returns the resolved path, to compare with the command's other files."""
+    real = str(write_target(path))
+    if os.path.islink(real):  # realpath stops at a loop; renamed over, the link goes
+        raise UsageError(f"{opt} {path} is a symbolic link loop; give a file name")
+    if os.path.isdir(real):
+        raise UsageError(f"{opt} {path} is a directory; give a file name")
+    if os.path.exists(real) and not os.path.isfile(real):
+        raise UsageError(f"{opt} {path} is not a regular file (a device, FIFO or "
+                         "socket); give a file name")
+    if why := name_too_long(real):
+        raise UsageError(f"{opt} {path}: {why}; give a shorter one")
+    return real
+
+
+def refuse_run_file(path: str, opt: str, own: tuple, run: str = "another run") -> None:
+    """`opt PATH` is one of a run's files (`own`: their names) in a folder with a
+    config.json: its training state, lost to what we would write (train --out over
+    another run's last.pt, even a running one's; data offline --out over its
+    best.pt). `run`: how the line names that run."""
+    real = os.path.realpath(path)
+    folder, name = os.path.split(real)
+    if name in own and os.path.isfile(os.path.join(folder, "config.json")):
+        raise UsageError(f"{opt} {path} is the {name} of {run}, {folder}; give a "
+                         "file outside it")
+
+
+def unreachable(folder: str) -> str | None:
+    """Why a folder to write into (text8's cache) cannot even be looked at, else None:
+    a name too long (a traceback from pathlib's exists(), exit 1), or a folder we may
+    not enter."""
+    try:
+        os.stat(os.path.expanduser(folder))
+    except OSError as e:  # missing, or a file in the way: said where it is made
+        if e.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
+            return f"{e.strerror}; give another folder"
+    return None
