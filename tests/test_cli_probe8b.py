@@ -4,13 +4,14 @@ paths, broken weights (the findings of fix-31w).
 Each test runs `python -m txl_mini` in a subprocess, as a user would.
 """
 
+import os
 import re
 import resource
 import subprocess
 import sys
 
 import pytest
-from test_cli_faults import ENV
+from test_cli_faults import ENV, one_line, txl
 from test_cli_probe7a import run  # noqa: F401 (a fixture: a finished tiny run)
 
 PROG = "python -m txl_mini"
@@ -57,3 +58,26 @@ def test_a_tiny_run_is_read_under_a_tight_ulimit_v(run, argv):  # noqa: F811
          "--quiet"], env=ENV, text=True, capture_output=True, timeout=300,
         preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)))
     assert res.returncode == 0 and res.stderr == "", res.stderr[-2000:]
+
+
+# -- 2. a text8 --path that is a FIFO or a device --------------------------------------
+
+@pytest.mark.parametrize("argv, special", [
+    (["data", "text8"], "fifo"), (["data", "text8"], "/dev/zero"),
+    (["evaluate", "RUN", "--corpus", "text8", "--threads", "1"], "fifo"),
+    (["train", "--corpus", "text8", "--run-dir", "r", "--threads", "1"], "/dev/null")])
+def test_a_text8_path_that_is_no_regular_file_is_named(run, tmp_path, argv,  # noqa: F811
+                                                         special):
+    """`data text8 --path FIFO` (or /dev/null, /dev/zero) said 'no such file: FIFO';
+    now it says what the path is, as train's and evaluate's --path do, exit 2 in
+    each, and nothing is read (a FIFO would block) or made."""
+    if special == "fifo":
+        special = str(tmp_path / "fifo")
+        os.mkfifo(special)
+    argv = [str(run) if a == "RUN" else a for a in argv]
+    res = txl(*argv, "--path", special, "--quiet", cwd=tmp_path)
+    line = one_line(res, 2)
+    kind = "a FIFO" if "fifo" in special else "a (character )?device( or socket)?"
+    assert re.search(rf"error: (--path )?{re.escape(special)} is {kind}"
+                     r"( \(named pipe\))?, not a regular file", line), line
+    assert "no such file" not in line and not (tmp_path / "r").exists()
