@@ -81,3 +81,46 @@ def test_a_text8_path_that_is_no_regular_file_is_named(run, tmp_path, argv,  # n
     assert re.search(rf"error: (--path )?{re.escape(special)} is {kind}"
                      r"( \(named pipe\))?, not a regular file", line), line
     assert "no such file" not in line and not (tmp_path / "r").exists()
+
+
+# -- 3. a checkpoint whose weights are broken -----------------------------------------
+
+@pytest.fixture(scope="module")
+def broken(run, tmp_path_factory):  # noqa: F811
+    """Copies of the run's best.pt with every float weight NaN, inf, or x 1e30."""
+    import torch
+
+    d = tmp_path_factory.mktemp("broken")
+    for name, f in (("nan", lambda t: t.fill_(float("nan"))),
+                    ("inf", lambda t: t.fill_(float("inf"))),
+                    ("big", lambda t: t.mul_(1e30))):
+        ckpt = torch.load(run / "best.pt", weights_only=False)
+        for t in ckpt["state_dict"].values():
+            if t.is_floating_point():
+                f(t)
+        torch.save(ckpt, d / f"{name}.pt")
+    return d
+
+
+@pytest.mark.parametrize("name", ["nan", "inf", "big"])
+def test_sample_of_broken_weights_exits_2_as_evaluate(broken, name):
+    """sample said 'the model's logits are NaN: its weights are broken', exit 1,
+    where evaluate of the same checkpoint exits 2 (bad input)."""
+    ckpt = broken / f"{name}.pt"
+    res = txl("sample", ckpt, "--chars", "5", "--threads", "1", "--quiet")
+    assert one_line(res, 2) == (f"{PROG} sample: error: {ckpt}: the model's logits "
+                                "are NaN: its weights are broken")
+    assert txl("evaluate", ckpt, "--chars", "100", "--threads", "1",
+               "--quiet").returncode == 2
+
+
+def test_evaluate_names_the_first_character_whose_loss_is_nan(broken):
+    """'gives a NaN or infinite loss at 99 of 99 characters' read as the last
+    character, though the loss was NaN from the first scored one (character 2: the
+    first has nothing before it). Now the count, and where the first one is."""
+    ckpt = broken / "nan.pt"
+    res = txl("evaluate", ckpt, "--chars", "100", "--threads", "1", "--quiet")
+    assert one_line(res, 2) == (
+        f"{PROG} evaluate: error: {ckpt} gives a NaN or infinite loss for 99 of 99 "
+        "characters, the first at character 2; its weights are broken, so there is no "
+        "bpc to report")
