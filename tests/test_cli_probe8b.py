@@ -124,3 +124,19 @@ def test_evaluate_names_the_first_character_whose_loss_is_nan(broken):
         f"{PROG} evaluate: error: {ckpt} gives a NaN or infinite loss for 99 of 99 "
         "characters, the first at character 2; its weights are broken, so there is no "
         "bpc to report")
+
+
+# -- minor: RANK >= WORLD_SIZE, and config.json that is not one of ours ----------------
+
+def test_a_rank_not_below_world_size_1_is_refused(tmp_path):
+    """WORLD_SIZE=2 RANK=2 was refused, WORLD_SIZE=1 RANK=1 trained silently as rank
+    0; now refused alike, before the run directory is made."""
+    res = subprocess.run(
+        [sys.executable, "-m", "txl_mini", "train", "--preset", "tiny", "--steps", "1",
+         "--run-dir", str(tmp_path / "r"), "--threads", "1", "--quiet"],
+        env=dict(ENV, WORLD_SIZE="1", RANK="1"), text=True, capture_output=True,
+        timeout=300)
+    assert one_line(res, 2) == (
+        f"{PROG} train: error: RANK='1' in the environment is not a rank below "
+        "WORLD_SIZE=1 (torchrun sets both; unset them for one process)")
+    assert not (tmp_path / "r").exists()
