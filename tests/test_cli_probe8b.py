@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 import pytest
-from test_cli_faults import ENV, one_line, txl
+from test_cli_faults import ENV, one_line, tiny, txl
 from test_cli_probe7a import run  # noqa: F401 (a fixture: a finished tiny run)
 
 PROG = "python -m txl_mini"
@@ -140,3 +140,24 @@ def test_a_rank_not_below_world_size_1_is_refused(tmp_path):
         f"{PROG} train: error: RANK='1' in the environment is not a rank below "
         "WORLD_SIZE=1 (torchrun sets both; unset them for one process)")
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("config", ['{"args": {}, "model": {}, "corpus": {}}',
+                                    '{"args": 5, "model": 5, "corpus": 5}'])
+def test_overwrite_keeps_files_beside_a_config_json_of_someone_else(tmp_path, text,
+                                                                      config):
+    """A config.json with the keys args, model and corpus, whatever their values,
+    made the folder a run's: `train --overwrite` replaced the user's own last.pt and
+    metrics.jsonl there. Now a run's config.json is what train writes (their types,
+    its fields), and the folder is refused, its files as they were."""
+    d = tmp_path / "mine"
+    d.mkdir()
+    files = {"config.json": config, "last.pt": "my weights",
+             "metrics.jsonl": "my numbers\n"}
+    for name, body in files.items():
+        (d / name).write_text(body)
+    res = txl("train", *tiny(text, d), "--overwrite")
+    assert one_line(res, 2) == (
+        f"{PROG} train: error: --run-dir {d} is not a run directory of {PROG} train "
+        "(it holds config.json, last.pt, metrics.jsonl); give a new or empty directory")
+    assert {p.name: p.read_text() for p in d.iterdir()} == files
