@@ -122,9 +122,10 @@ def test_sample_bad_values_are_one_line(ckpts, cli, args, words):
 
 
 def test_sample_from_nan_weights_is_one_line(ckpts, cli):
-    """Item 13: no 'probability tensor contains either inf, nan' traceback."""
+    """Item 13: no 'probability tensor contains either inf, nan' traceback; exit 2,
+    as evaluate's for the same weights (issue 31, eighth probe: it was 1)."""
     res = cli("sample", ckpts / "allnan.pt", "--chars", "5")
-    assert res.returncode == 1 and "Traceback" not in res.stderr
+    assert res.returncode == 2 and "Traceback" not in res.stderr
     assert "NaN" in res.stderr.strip().splitlines()[-1]
 
 

@@ -31,13 +31,11 @@ TEXT8_SHA1 = "0dc3edebc970dcc96137e7deda4d9995af9d93de"
 TEXT8_CHARS = " abcdefghijklmnopqrstuvwxyz"  # index order: space=0, a=1 .. z=26
 
 
-
 class DataError(RuntimeError):
     """A corpus could not be obtained or failed verification; the message says what
     to do.
 
-    Raised `from None`: the message is the whole story, urllib's chain
-    is noise.
+    Raised `from None`: the message is the whole story, urllib's chain is noise.
     """
 
 
@@ -206,7 +204,9 @@ def load_text8(path: Optional[PathLike] = None, *, cache_dir: Optional[PathLike]
     if path is not None:
         p = Path(path).expanduser()
         if not p.is_file():
-            what = f"{p} is a directory" if p.is_dir() else f"no such file: {p}"
+            kind = ("a directory" if p.is_dir() else "a FIFO, not a regular file"
+                    if p.is_fifo() else "a device or socket, not a regular file")
+            what = f"{p} is {kind}" if p.exists() else f"no such file: {p}"
             raise DataError(f"{what}. Give path=... text8.zip or the unzipped text8 "
                             f"file, or leave it out to download {url}.")
         return split_text8(_read_text(p, text_size, text_sha1))

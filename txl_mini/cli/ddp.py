@@ -99,8 +99,10 @@ def world_size() -> int:
             raise UsageError(f"MASTER_ADDR={addr!r} in the environment: no such host "
                              f"({getattr(e, 'strerror', None) or e}; torchrun sets "
                              "it; unset WORLD_SIZE for one process)") from None
+    if world > 1 or "WORLD_SIZE" in os.environ and "RANK" in os.environ:
         rank = _whole("RANK", "a rank", "unset it and WORLD_SIZE")
-        if rank >= world:  # else it waits for ranks that never come
+        if rank >= world:  # else it waits for ranks that never come (WORLD_SIZE=1:
+            # it ran as rank 0, though told it was another)
             raise UsageError(f"RANK='{rank}' in the environment is not a rank below "
                              f"WORLD_SIZE={world} (torchrun sets both; unset them "
                              "for one process)")

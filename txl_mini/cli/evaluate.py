@@ -8,6 +8,8 @@ import math
 import os
 import sys
 
+import torch
+
 from ..data import CORPORA, OFFLINE_CHARS, load_corpus_split
 from ..evaluate import evaluate_segments, evaluate_sliding_window
 from ..text8 import DataError
@@ -202,9 +204,8 @@ def main(argv=None) -> int:
                                 min(args.mem_len, T), progress=show, cache=cache,
                                 **changes)
     if res.n_nonfinite or not math.isfinite(res.bpc):
-        raise UsageError(f"{path} gives a NaN or infinite loss at {res.n_nonfinite:,} "
-                         f"of {res.n_tokens:,} characters; its weights are broken, so "
-                         "there is no bpc to report")
+        raise UsageError(f"{path} gives a NaN or infinite loss{where_nan(res)}; its "
+                         "weights are broken, so there is no bpc to report")
     if args.json:
         print(json.dumps({"checkpoint": path, "model": type(model).__name__,
                           "corpus": corpus, "path": corpus_path,
@@ -219,6 +220,18 @@ def main(argv=None) -> int:
     else:
         print(res)
     return 0
+
+
+def where_nan(res) -> str:
+    """How many characters' losses are NaN or infinite, and the first one's number in
+    the text evaluated: 'at 99 of 99 characters' read as the last one."""
+    bad = ~torch.isfinite(res.token_nats)  # (B, T), lined up with the text
+    bad[:, 0] = False  # each stream's first character: never scored (NaN)
+    first = bad.reshape(-1).nonzero()
+    if not len(first):  # each loss finite, their sum not
+        return f" over {res.n_tokens:,} characters"
+    return (f" for {res.n_nonfinite:,} of {res.n_tokens:,} characters, the first at "
+            f"character {int(first[0]) + 1:,}")
 
 
 if __name__ == "__main__":  # python -m txl_mini.cli.evaluate: the same command

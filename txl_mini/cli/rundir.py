@@ -27,6 +27,13 @@ from .stop import held
 FILES = ("config.json", "metrics.jsonl", "curves.png", "last.pt", "best.pt")
 
 
+# fields every config.json of train holds (beside model_class, a string); a
+# hand-made {"args": {}, "model": {}, "corpus": {}} passed, and --overwrite then
+# replaced the user's own last.pt or metrics.jsonl beside it
+RUN_FIELDS = {"args": {"steps", "run_dir", "preset"}, "model": {"n_layer", "d_model"},
+              "corpus": {"name"}}
+
+
 def is_run_dir(d: str) -> bool:
     """True if `d` holds a config.json written by `python -m txl_mini train`."""
     try:
@@ -34,7 +41,9 @@ def is_run_dir(d: str) -> bool:
             config = json.load(f)
     except (OSError, ValueError):
         return False
-    return isinstance(config, dict) and {"args", "model", "corpus"} <= set(config)
+    return (isinstance(config, dict) and isinstance(config.get("model_class"), str)
+            and all(isinstance(config.get(k), dict) and keys <= set(config[k])
+                    for k, keys in RUN_FIELDS.items()))
 
 
 def _foreign(d: str, out: str | None) -> list[str]:

@@ -95,8 +95,8 @@ def main(argv=None) -> int:
     try:
         generate(model, prompt[first:], args.chars, temperature=args.temperature,
                  top_k=args.top_k, generator=gen, use_cache=use_cache, on_token=stream)
-    except ValueError as e:
-        raise ValueError(f"{path}: {e}") from None
+    except ValueError as e:  # NaN logits (the rest is checked before): weights
+        raise UsageError(f"{path}: {e}") from None  # that are broken, exit 2
     finally:  # NaN logits (a broken checkpoint) end the text too
         print(flush=True)
     if not args.quiet:
