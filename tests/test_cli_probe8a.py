@@ -154,3 +154,17 @@ def test_data_without_a_subcommand_prints_its_usage_on_stderr():
     res = txl("data")
     assert res.returncode == 2 and res.stdout == "", res.stdout
     assert res.stderr.startswith(f"usage: {PROG} data "), res.stderr
+
+
+# -- a newline in a run directory's name ----------------------------------------------
+
+def test_evaluate_prints_a_name_with_a_newline_on_one_line(run, tmp_path):
+    """`evaluate 'nl<newline>run'` printed its header on two lines of stdout, while its
+    error lines escape such names (errors.printable)."""
+    odd = tmp_path / "nl\nrun"
+    os.symlink(run, odd)
+    res = txl("evaluate", odd, "--chars", "200", "--quiet")
+    assert res.returncode == 0, res.stderr
+    header, result = res.stdout.splitlines()
+    assert header.startswith(f"{tmp_path}/nl\\nrun/best.pt: TransformerXL, segments")
+    assert " bpc over " in result

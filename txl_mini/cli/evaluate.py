@@ -22,6 +22,7 @@ from .corpus import (
     option_names,
     refuse_path,
 )
+from .errors import printable
 from .memory import check_memory
 from .options import (
     Parser,
@@ -190,10 +191,10 @@ def main(argv=None) -> int:
         memory = "" if mode == "sliding" else f", M={M}"  # the window has none
         same = f", same_length window {window}" if window else ""
         text = f"{corpus_path}, " if corpus_path else ""  # a file, as train names it
-        print(f"{path}: {type(model).__name__}, {mode}, L={L}{memory}{same}"
-              f"{', key/value cache' if cache else ''}; corpus: "
-              f"{corpus} ({text}{args.split}, first {len(tokens):,} characters)",
-              flush=True)
+        print(printable(f"{path}: {type(model).__name__}, {mode}, L={L}{memory}{same}"
+                        f"{', key/value cache' if cache else ''}; corpus: {corpus} "
+                        f"({text}{args.split}, first {len(tokens):,} characters)",
+                        sys.stdout), flush=True)  # one line, whatever the names hold
     if mode == "sliding":
         res = evaluate_sliding_window(model, tokens, context=L,
                                       batch_size=wide, progress=show,
