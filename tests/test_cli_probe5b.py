@@ -45,6 +45,18 @@ def finish(p) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(p.args, p.returncode, out, err)
 
 
+def squeezed_after(p, marker: bytes) -> subprocess.CompletedProcess:
+    """Process p run to its end with its memory squeezed once `marker` is on its
+    stderr (a progress bar: the work has begun, the memory check is past)."""
+    seen = b""
+    while marker not in seen:
+        got = os.read(p.stderr.fileno(), 100)
+        assert got, f"ended before {marker!r} appeared on stderr"
+        seen += got
+    squeeze(p)
+    return finish(p)
+
+
 def test_bench_compile_on_a_cpu_is_refused():
     """`bench --compile` on a CPU printed a 96-line aot_autograd traceback with
     garbage shapes ('invalid shape dimension -2797994466021908009'), or segfaulted:
@@ -117,13 +129,7 @@ def test_out_of_memory_in_evaluate_is_one_line(tmp_path):
     p = start(["evaluate", tmp_path / "r", "--path", tmp_path / "c.txt", "--split",
                "test", "--batch-size", "16", "--seg-len", "256", "--mem-len", "2048",
                "--threads", "1"])
-    seen = b""
-    while b"segments" not in seen:  # its progress bar: the loop has begun
-        got = os.read(p.stderr.fileno(), 100)
-        assert got, "evaluate ended before its loop"
-        seen += got
-    squeeze(p)
-    res = finish(p)
+    res = squeezed_after(p, b"segments")  # its progress bar: the loop has begun
     assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr
     last = res.stderr.splitlines()[-1]  # after the progress bar's
     assert re.fullmatch(r"python -m txl_mini evaluate: error: out of memory \(lower "

@@ -14,7 +14,7 @@ import time
 import pytest
 from cli_text import words
 from test_cli_faults import ENV, one_line, tiny, txl
-from test_cli_probe5b import finish, squeeze, start
+from test_cli_probe5b import squeezed_after, start
 
 PROG = "python -m txl_mini"
 
@@ -34,13 +34,7 @@ def run(tmp_path_factory):
 def test_bench_quick_out_of_memory_does_not_advise_quick():
     """`bench --quick` out of memory advised '..., or use --quick'."""
     p = start(["bench", "--quick", "--threads", "1", "--device", "cpu"])
-    seen = b""
-    while b"long evaluation" not in seen:  # its first benchmark: the check is past
-        got = os.read(p.stderr.fileno(), 100)
-        assert got, "bench ended before its first benchmark"
-        seen += got
-    squeeze(p)
-    res = finish(p)
+    res = squeezed_after(p, b"long evaluation")  # its first benchmark
     assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr
     last = res.stderr.splitlines()[-1]
     assert re.fullmatch(r"python -m txl_mini bench: error: out of memory \(lower "
