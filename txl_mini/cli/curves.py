@@ -29,14 +29,15 @@ def plot_curves(run_dir: str, history: list[dict]) -> bool:
         return False
     try:
         return _draw(run_dir, history)
-    except (MemoryError, RuntimeError) as e:  # under `ulimit -v`, after best.pt
-        if not out_of_memory(e):
-            raise
+    except Exception as e:  # after best.pt and last.pt: the run stands without it
         e.__traceback__ = None  # let go of what the drawing held
-        drop_compile_times()
-        print(f"{PROG}: warning: cannot draw curves.png: out of memory; the "
-              "checkpoints and metrics.jsonl are written, only the plot is not",
-              file=sys.stderr)
+        if out_of_memory(e):  # under `ulimit -v`
+            drop_compile_times()
+            why = "out of memory"
+        else:  # matplotlib's settings: MPLBACKEND=bogus, a matplotlibrc's dpi of -5
+            why = f"{type(e).__name__}: {(str(e).splitlines() or [''])[0]}"
+        print(f"{PROG}: warning: cannot draw curves.png: {why}; the checkpoints and "
+              "metrics.jsonl are written, only the plot is not", file=sys.stderr)
         return False
 
 
