@@ -17,8 +17,10 @@ import os
 
 PREFIX = "TQDM_"
 # how the check draws: at once, whatever TQDM_DISABLE or TQDM_DELAY say (ours pass
-# `disable` too), with the options our bars pass themselves
-DRAW = dict(total=2, desc="check", disable=False, mininterval=0, delay=0,
+# `disable` too), with the options our bars pass themselves, and counts as large as
+# theirs (a validation of 10**5 characters): TQDM_UNIT_SCALE=1 TQDM_UNIT_DIVISOR=0
+# divide by zero only past 999
+DRAW = dict(total=10**6, desc="check", disable=False, mininterval=0, delay=0,
             dynamic_ncols=True)
 
 
@@ -57,7 +59,7 @@ def _draw(bar_class, **options) -> str | None:
     try:
         with contextlib.redirect_stderr(io.StringIO()):
             bar = bar_class(**DRAW, **options)
-            bar.update(1)
+            bar.update(1500)
             bar.set_postfix(loss="1.000")
             bar.set_postfix_str("validating 1/2")
             bar.close()
