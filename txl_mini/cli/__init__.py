@@ -6,13 +6,12 @@ one level up know nothing of argparse, signals or several processes.
 
 from __future__ import annotations
 
-import resource
 import signal
 import sys
 from importlib import import_module
 
 from .bars import tqdm_refused
-from .errors import drop_compile_times, oom_words, out_of_memory
+from .errors import drop_compile_times, oom_words, starved
 from .stdout import (
     GuardedStdout,
     QuietStderr,
@@ -99,35 +98,6 @@ def _list_commands(argv: list) -> int:
     for cmd, what in COMMANDS.items():
         print(f"  {cmd:<9} {what}", file=out)
     return 0 if helped else 2
-
-
-# under this much address space left below `ulimit -v`, memory is known to be short
-SHORT = 64 * 2**20
-
-
-def starved(e: BaseException) -> bool:
-    """Out of memory: an allocator's failure (errors.out_of_memory), or a SystemError
-    raised while under `ulimit -v` less than SHORT is left. CPython's import, one of
-    its allocations failed, sometimes raises that ('error return without exception
-    set') instead of MemoryError (a probe: train under ulimit -v 700000, in torch's
-    lazy import of torch._dynamo). With memory to spare it is a bug: a traceback."""
-    if out_of_memory(e):
-        return True
-    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
-    return (isinstance(e, SystemError) and limit != resource.RLIM_INFINITY
-            and limit - mapped() < SHORT)
-
-
-def mapped() -> int:
-    """Bytes of address space this process maps now (VmSize); 0 where unknown."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmSize:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0
 
 
 def plural(n: int, noun: str) -> str:

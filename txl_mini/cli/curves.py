@@ -7,8 +7,8 @@ import resource
 import sys
 
 from ..files import atomic_path
-from .errors import drop_compile_times, out_of_memory
-from .memory import mapped, size
+from .errors import drop_compile_times, mapped, out_of_memory
+from .memory import size
 
 PROG = "python -m txl_mini train"
 # matplotlib's import and one drawing map about 72 MiB more here; imported with less

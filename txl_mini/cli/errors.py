@@ -1,6 +1,6 @@
 """The errors a command line reports in one line: bad input (UsageError, apart from
 cli/options.py, which prints it, so that cli/ddp.py, which options asks who may print,
-can raise it too) and running out of memory (`out_of_memory`)."""
+can raise it too) and running out of memory (`out_of_memory`, `starved`)."""
 
 from __future__ import annotations
 
@@ -50,6 +50,35 @@ def out_of_memory(e: BaseException) -> bool:
     if isinstance(e, MemoryError):
         return True
     return isinstance(e, RuntimeError) and any(w in str(e) for w in OOM_WORDS)
+
+
+# under this much address space left below `ulimit -v`, memory is known to be short
+SHORT = 64 * 2**20
+
+
+def starved(e: BaseException) -> bool:
+    """Out of memory: an allocator's failure (`out_of_memory`), or a SystemError
+    raised while under `ulimit -v` less than SHORT is left. CPython's import, one of
+    its allocations failed, sometimes raises that ('error return without exception
+    set') instead of MemoryError (a probe: train under ulimit -v 700000, in torch's
+    lazy import of torch._dynamo). With memory to spare it is a bug: a traceback."""
+    if out_of_memory(e):
+        return True
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    return (isinstance(e, SystemError) and limit != resource.RLIM_INFINITY
+            and limit - mapped() < SHORT)
+
+
+def mapped() -> int:
+    """Bytes of address space this process maps now (VmSize); 0 where unknown."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
 
 
 def oom_words(name: str | None, when: str = "", given: list = ()) -> str:

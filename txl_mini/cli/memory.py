@@ -8,8 +8,8 @@ import resource
 import torch
 
 from ..config import ModelConfig
-from . import mapped, plural
-from .errors import RUN_SIZE
+from . import plural
+from .errors import RUN_SIZE, mapped
 from .options import UsageError
 
 

@@ -59,7 +59,6 @@ def check_cache_env() -> None:
         raise UsageError(f"{name}={value!r} in the environment: {why}")
 
 
-
 def is_loop(path: str) -> bool:
     """`path` is a symbolic link that leads back to itself (`ln -s loop loop`): a
     file to read there is not 'missing', and a folder cannot be made there."""

@@ -19,10 +19,10 @@ from ..config import PRESETS
 from ..data import CORPORA, MAX_OFFLINE_CHARS, OFFLINE_CHARS
 from ..text8 import DataError
 from ..train import TrainConfig
-from . import rundir, starved, stop
+from . import rundir, stop
 from .corpus import check_corpus_options, load_corpus
 from .ddp import any_rank, init_group, local_rank, rank_world, world_size
-from .errors import MODEL_SIZE, TRAIN_RUN_SIZE, drop_compile_times, oom_words
+from .errors import MODEL_SIZE, TRAIN_RUN_SIZE, drop_compile_times, oom_words, starved
 from .memory import check_memory
 from .options import (
     Parser,
