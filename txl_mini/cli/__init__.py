@@ -11,7 +11,7 @@ import sys
 from importlib import import_module
 
 from .bars import tqdm_refused
-from .errors import drop_compile_times, oom_words, starved
+from .errors import drop_compile_times, import_failed, oom_words, starved
 from .stdout import (
     GuardedStdout,
     QuietStderr,
@@ -47,7 +47,8 @@ def main(argv=None) -> int:
                 if refused := tqdm_refused():
                     print(f"{prog}: error: {refused}", file=sys.stderr)
                     return 2
-                return import_module(f"{__name__}.{name}").main(argv[1:])
+                command = _command(name, prog)  # None: said why it cannot load
+                return 1 if command is None else command.main(argv[1:])
         finally:  # a closed pipe or a full device shows here, not at Python's exit
             sys.stdout.flush()
     except KeyboardInterrupt as e:  # what a command does not handle itself: one line
@@ -65,12 +66,6 @@ def main(argv=None) -> int:
         print(f"{prog}: error: {oom_words(name, given=argv[1:])}", file=sys.stderr)
         drop_compile_times()
         return 1
-    except ModuleNotFoundError as e:  # a Python without txl_mini's dependencies
-        if e.name not in ("torch", "numpy", "tqdm"):
-            raise
-        print(f"{prog}: error: this Python ({sys.executable}) has no {e.name}, which "
-              "txl_mini needs: pip install -r requirements.txt", file=sys.stderr)
-        return 1
     except StdoutFailed as e:  # `>/dev/full`, `>&-`: what was asked is not shown
         print(f"{prog}: error: {e}", file=sys.stderr)
         if real is not None:
@@ -78,6 +73,20 @@ def main(argv=None) -> int:
         return 1
     finally:
         sys.stdout, sys.stderr = real, real_err
+
+
+def _command(name: str, prog: str):
+    """The command's module, whose import loads torch, numpy and tqdm: one that is
+    missing, shadowed (a torch.py in the current folder) or cannot be mapped (under
+    `ulimit -v`) is said in one line (and None returned); it was a traceback."""
+    try:
+        return import_module(f"{__name__}.{name}")
+    except (ImportError, OSError) as e:
+        if (line := import_failed(e)) is None:
+            raise
+        e.__traceback__ = None
+        print(f"{prog}: error: {line}", file=sys.stderr)
+        return None
 
 
 def subcommands(argv: list) -> int:

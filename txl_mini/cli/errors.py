@@ -102,3 +102,47 @@ def drop_compile_times() -> None:
     utils = sys.modules.get("torch._dynamo.utils")
     if utils is not None and hasattr(utils, "dump_compile_times"):
         atexit.unregister(utils.dump_compile_times)
+
+
+# the packages a command's module loads as it is imported
+NEEDED = ("torch", "numpy", "tqdm")
+# what the dynamic loader says when `ulimit -v` leaves no room to map a library
+MAP_WORDS = ("failed to map segment", "cannot allocate memory")
+
+
+def import_failed(e: ImportError | OSError) -> str | None:
+    """One line for a package that would not load as a command's module was imported,
+    else None (a bug of ours: its traceback). A torch.py in the current folder that
+    raised, or libtorch that could not be mapped under `ulimit -v`, gave 25 lines."""
+    if isinstance(e, ModuleNotFoundError) and e.name in NEEDED:  # not installed
+        return (f"this Python ({sys.executable}) has no {e.name}, which txl_mini "
+                "needs: pip install -r requirements.txt")
+    name, where = _importer(e)
+    if name is None:
+        return None
+    chain = [e]
+    while (cause := chain[-1].__cause__ or chain[-1].__context__) and len(chain) < 9:
+        chain.append(cause)  # numpy wraps its C extension's error in a long one
+    if any(isinstance(c, MemoryError) or any(w in str(c).lower() for w in MAP_WORDS)
+           for c in chain):
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        return f"out of memory loading {name} " + (
+            "(free some memory first)" if soft == resource.RLIM_INFINITY else
+            f"(ulimit -v limits this process to {soft / 2**20:,.0f} MiB; raise it)")
+    first = next((ln for ln in str(chain[-1]).splitlines() if ln.strip()), "")
+    return (f"importing {name} failed ({type(chain[-1]).__name__}: {first.strip()}) "
+            f"from {where}; is it installed, or shadowed by a file of that name?")
+
+
+def _importer(e: BaseException) -> tuple[str | None, str]:
+    """The package whose code raised `e`, and the file it was loaded from: the
+    innermost frame of one of NEEDED (torch importing a broken numpy is numpy's
+    failure), else the outermost that is neither ours nor importlib's; else e.name."""
+    import traceback
+    found = [(m.split(".")[0], f.f_code.co_filename) for f, _ in traceback.walk_tb(
+        e.__traceback__) if not (m := f.f_globals.get("__name__", "")).startswith(
+            ("txl_mini", "importlib", "_frozen_importlib"))]
+    needed = [(m, file) for m, file in found if m in NEEDED]
+    if needed or found:
+        return (needed or found[::-1])[-1]
+    return getattr(e, "name", None), getattr(e, "path", None) or "?"

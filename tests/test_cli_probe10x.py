@@ -1,0 +1,59 @@
+"""The ninth hostile probe of the command lines, findings of helper fix-31x: a broken
+install, a stream's encoding, a file name's undecodable byte, `python -m` of a
+module that is no command, matplotlib's and tqdm's settings (subprocesses; each
+test failed before its fix)."""
+
+import os
+import resource
+import subprocess
+import sys
+
+import pytest
+from test_cli_faults import ENV, one_line, py, tiny, txl
+
+
+def txl_env(env: dict, *argv, **kw):
+    """`python -m txl_mini ARGV` with `env` added to the tests' environment."""
+    return subprocess.run([sys.executable, "-m", "txl_mini", *map(str, argv)],
+                          env=dict(ENV, **env), text=True, capture_output=True,
+                          timeout=300, **kw)
+
+
+def test_a_torch_py_in_the_current_folder_is_one_line(tmp_path):
+    """Finding 1a: a torch.py that raises, where `python -m` looks first (the current
+    folder): a 25-line ImportError traceback; now one line naming torch and where
+    it was imported from, exit 1."""
+    (tmp_path / "torch.py").write_text("raise ImportError('boom')\n")
+    res = txl("train", "--help", cwd=tmp_path)
+    assert one_line(res, 1) == (
+        "python -m txl_mini train: error: importing torch failed (ImportError: boom) "
+        f"from {tmp_path}/torch.py; is it installed, or shadowed by a file of that "
+        "name?")
+
+
+def test_a_broken_numpy_is_named_not_torch(tmp_path):
+    """Finding 1a: numpy whose import fails (as a broken C extension does), reached
+    from torch's own import: numpy is named, not torch."""
+    (tmp_path / "numpy.py").write_text("raise ImportError('C extension broken')\n")
+    res = txl("train", "--help", cwd=tmp_path)
+    assert one_line(res, 1).startswith(
+        "python -m txl_mini train: error: importing numpy failed (ImportError: C "
+        f"extension broken) from {tmp_path}/numpy.py")
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="Linux's loader")
+def test_torch_that_cannot_be_mapped_under_ulimit_v_is_one_line(tmp_path):
+    """Finding 1b: under `ulimit -v 300000` even `train --help` ended in torch's
+    ImportError traceback ('libtorch_cpu.so: failed to map segment from shared
+    object'); now one line: out of memory under the limit, exit 1."""
+    limit = 300_000 * 1024
+
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    res = subprocess.run([sys.executable, "-m", "txl_mini", "train", "--help"],
+                         env=ENV, text=True, capture_output=True, timeout=120,
+                         cwd=tmp_path, preexec_fn=cap)
+    assert one_line(res, 1) == (
+        "python -m txl_mini train: error: out of memory loading torch (ulimit -v "
+        "limits this process to 293 MiB; raise it)")
