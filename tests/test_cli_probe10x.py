@@ -57,3 +57,45 @@ def test_torch_that_cannot_be_mapped_under_ulimit_v_is_one_line(tmp_path):
     assert one_line(res, 1) == (
         "python -m txl_mini train: error: out of memory loading torch (ulimit -v "
         "limits this process to 293 MiB; raise it)")
+
+
+def test_non_ascii_names_under_an_ascii_stdout(tmp_path, text):
+    """Finding 2: under PYTHONIOENCODING=ascii, train with --run-dir .../é and `data
+    stats .../é.txt` refused with "'ascii' codec can't encode character", exit 1;
+    now they work, the name escaped as \\xe9 in what they print."""
+    env = {"PYTHONIOENCODING": "ascii"}
+    run = tmp_path / "é"
+    res = txl_env(env, "train", *tiny(text, run))
+    assert res.returncode == 0 and res.stderr == "", res.stderr
+    assert f"run dir: {tmp_path}/\\xe9\n" in res.stdout
+    assert (run / "last.pt").is_file()
+    named = tmp_path / "é.txt"
+    named.write_text(open(text).read())
+    res = txl_env(env, "data", "stats", named)
+    assert res.returncode == 0 and res.stderr == "", res.stderr
+    assert res.stdout.startswith(f"{tmp_path}/\\xe9.txt: 2,000 chars")
+
+
+def run_bytes(*argv):
+    """`python -m txl_mini ARGV`: its status, stdout and stderr as bytes."""
+    res = subprocess.run([sys.executable, "-m", "txl_mini", *argv], env=ENV,
+                         capture_output=True, timeout=300)
+    return res.returncode, res.stdout, res.stderr
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a file name that is not UTF-8")
+def test_a_byte_the_locale_cannot_decode_is_escaped_one_way(tmp_path, text):
+    """Finding 3: a run folder named with the byte 0xff showed as \\xff in some
+    lines, \\udcff (stderr's backslashreplace) or the raw byte (stdout) in others;
+    now \\xff in every command's every line."""
+    run = os.fsdecode(os.fsencode(str(tmp_path)) + b"/\xff")
+    outs = []
+    for argv in (tiny(text, run), tiny(text, run),  # the second is refused
+                 ["evaluate", run, "--quiet"],
+                 ["sample", run, "--chars", "10"],
+                 ["evaluate", f"{run}/none.pt"],
+                 ["data", "stats", f"{run}/none.txt"]):
+        code, out, err = run_bytes(*(["train", *argv] if "--preset" in argv else argv))
+        outs.append(out + err)
+        assert b"\\xff" in out + err, (argv, code, out, err)
+    assert not [o for o in outs if b"\\udcff" in o or b"\xff" in o], outs

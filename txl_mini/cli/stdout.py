@@ -12,12 +12,36 @@ on to its result on stdout and its own exit status.
 
 from __future__ import annotations
 
+import codecs
 import os
 import sys
 
 
 class StdoutFailed(Exception):
     """Standard output could not be written; the message says why."""
+
+
+def _escape(e: UnicodeEncodeError) -> tuple[str, int]:
+    """What a stream's encoding cannot write, escaped as cli/errors.py's printable
+    escapes it: a byte of a file name the locale could not decode (os.fsdecode's
+    surrogate) as \\xff, any other character as \\xe9, \\u4e2d."""
+    bad = e.object[e.start:e.end]
+    return "".join(f"\\x{ord(c) - 0xDC00:02x}" if "\udc80" <= c <= "\udcff" else
+                   c.encode("ascii", "backslashreplace").decode() for c in bad), e.end
+
+
+codecs.register_error("txl_mini_escape", _escape)
+
+
+def writable(text: str, stream) -> str:
+    """`text` as `stream` can write it (see _escape). Under PYTHONIOENCODING=ascii a
+    run folder named é ended train with "'ascii' codec can't encode character"; and
+    a file name's byte 0xff showed as \\udcff on stderr, \\xff where printable had
+    escaped it, and raw on stdout."""
+    if text.isascii():
+        return text
+    enc = getattr(stream, "encoding", None) or "utf-8"
+    return text.encode(enc, "txl_mini_escape").decode(enc)
 
 
 class GuardedStdout:
@@ -27,7 +51,7 @@ class GuardedStdout:
         self._stream = stream  # None: Python found file descriptor 1 closed
 
     def write(self, text: str) -> int:
-        return self._call("write", text)
+        return self._call("write", writable(text, self._stream))
 
     def flush(self) -> None:
         if self._stream is not None:  # closed: nothing was written, nothing to flush
@@ -58,7 +82,7 @@ class QuietStderr:
 
     def write(self, text: str) -> int:
         try:
-            return self._stream.write(text)
+            return self._stream.write(writable(text, self._stream))
         except OSError:
             self._drop()
             return len(text)
