@@ -99,3 +99,18 @@ def test_a_byte_the_locale_cannot_decode_is_escaped_one_way(tmp_path, text):
         outs.append(out + err)
         assert b"\\xff" in out + err, (argv, code, out, err)
     assert not [o for o in outs if b"\\udcff" in o or b"\xff" in o], outs
+
+
+@pytest.mark.parametrize("module, line", [
+    ("txl_mini.cli.data_offline", "use: python -m txl_mini data offline ..."),
+    ("txl_mini.cli", "use: python -m txl_mini <command> ..."),
+    ("txl_mini.model", "use: python -m txl_mini <command> ..."),
+])
+def test_a_module_that_is_no_command_says_how(tmp_path, module, line):
+    """Finding 4: `python -m txl_mini.cli.data_offline --help` printed nothing and
+    exited 0; txl_mini.cli and txl_mini.model printed runpy's warning or nothing.
+    Now one line, exit 2, before torch loads (in well under torch's seconds)."""
+    assert one_line(py("-m", module, "--help", cwd=tmp_path), 2) == line
+    res = py("-X", "importtime", "-m", module, "--help", cwd=tmp_path)
+    assert res.returncode == 2 and line in res.stderr.splitlines()
+    assert " torch\n" not in res.stderr and "| torch\n" not in res.stderr

@@ -33,12 +33,17 @@ import sys
 from importlib import import_module
 from typing import TYPE_CHECKING
 
+_COMMANDS = ("train", "evaluate", "sample", "data", "bench")  # as cli/__init__.py's
+# `python -m txl_mini.cli.train ...` is `python -m txl_mini train ...` (run_module)
+_ENTRY_POINTS = [f"cli.{c}" for c in _COMMANDS]
+
 
 def _refuse_launch() -> None:
     """`python -m txl_mini[.X]` imports this package first, before X and torch. In a
     folder since removed, torch's import failed ('Intel oneMKL FATAL ERROR: Cannot
     load libtorch_cpu.so'); and the old spellings (txl_mini.train ...) loaded torch,
-    for seconds, only to say where the command line went. Both are said here."""
+    for seconds, only to say where the command line went. Both are said here, the
+    latter for every module but the package and its commands' (exit 2)."""
     if getattr(sys, "argv", [None])[:1] != ["-m"]:  # only while -m looks for X
         return
     flags = getattr(sys, "orig_argv", [])
@@ -47,8 +52,13 @@ def _refuse_launch() -> None:
     if run.split(".")[0] != __name__:  # another -m module that imports us
         return
     name = run.removeprefix(f"{__name__}.")
-    if name in ("train", "evaluate", "sample", "data"):  # their modules' refusal
-        raise SystemExit(f"use: python -m txl_mini {name} ...")
+    if run != __name__ and name != "__main__" and name not in _ENTRY_POINTS:
+        # one of our modules, which is no command line (txl_mini.train, .model, .cli,
+        # .cli.options ...): some printed nothing and exited 0, others runpy's warning
+        word = name.removeprefix("cli.").replace("_", " ")
+        word = word if word in (*_COMMANDS, "data offline") else "<command>"
+        sys.stderr.write(f"use: python -m txl_mini {word} ...\n")
+        sys.exit(2)
     try:
         os.getcwd()
     except FileNotFoundError:
