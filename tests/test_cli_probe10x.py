@@ -114,3 +114,30 @@ def test_a_module_that_is_no_command_says_how(tmp_path, module, line):
     res = py("-X", "importtime", "-m", module, "--help", cwd=tmp_path)
     assert res.returncode == 2 and line in res.stderr.splitlines()
     assert " torch\n" not in res.stderr and "| torch\n" not in res.stderr
+
+
+def test_an_unusable_mplconfigdir_leaves_stderr_to_us(tmp_path, text):
+    """Finding 5: MPLCONFIGDIR=/dev/null: matplotlib's own lines ('mkdir -p failed
+    ...', 'Matplotlib created a temporary cache directory ...') on train's stderr.
+    Now none, and curves.png is drawn."""
+    res = txl_env({"MPLCONFIGDIR": "/dev/null"}, "train", *tiny(text, tmp_path / "r"))
+    assert res.returncode == 0 and res.stderr == "", res.stderr
+    assert (tmp_path / "r" / "curves.png").is_file()
+
+
+@pytest.mark.parametrize("setting, why", [
+    ("TQDM_DELAY=inf", "it leaves the bar's line unfinished, without a newline"),
+    ("TQDM_POSITION=-3", "it moves the cursor with escape codes"),
+])
+def test_tqdm_settings_that_garble_the_display_are_refused(tmp_path, text, setting,
+                                                           why):
+    """Finding 5: TQDM_DELAY=inf left stderr without its last newline (the shell's
+    prompt joined the bar); TQDM_POSITION=-3 wrote cursor-movement codes. Now
+    refused before any work, naming the variable, exit 2, as other TQDM_* are."""
+    name, value = setting.split("=")
+    argv = [a for a in tiny(text, tmp_path / "r") if a != "--quiet"]
+    res = txl_env({name: value}, "train", *argv)
+    assert one_line(res, 2) == (
+        f"python -m txl_mini train: error: {name}={value!r} in the environment: tqdm "
+        f"cannot draw a progress bar with it ({why}); fix or unset it")
+    assert not (tmp_path / "r").exists()

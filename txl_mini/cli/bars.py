@@ -16,11 +16,11 @@ import io
 import os
 
 PREFIX = "TQDM_"
-# how the check draws: at once, whatever TQDM_DISABLE or TQDM_DELAY say (ours pass
-# `disable` too), with the options our bars pass themselves, and counts as large as
-# theirs (a validation of 10**5 characters): TQDM_UNIT_SCALE=1 TQDM_UNIT_DIVISOR=0
-# divide by zero only past 999
-DRAW = dict(total=10**6, desc="check", disable=False, mininterval=0, delay=0,
+# how the check draws: whatever TQDM_DISABLE says (ours pass `disable` too), with the
+# options our bars pass themselves, and counts as large as theirs (a validation of
+# 10**5 characters): TQDM_UNIT_SCALE=1 TQDM_UNIT_DIVISOR=0 divide by zero only past
+# 999. TQDM_DELAY is left to act: what it does to the line is checked (_garbled).
+DRAW = dict(total=10**6, desc="check", disable=False, mininterval=0,
             dynamic_ncols=True)
 
 
@@ -55,9 +55,11 @@ def tqdm_refused() -> str | None:
 
 def _draw(bar_class, **options) -> str | None:
     """Draw a bar as ours are drawn (stderr, a total, updates, a postfix), into a
-    string that is thrown away: the error, as `Type: message`, or None."""
+    string that is thrown away: the error, as `Type: message`, or what is wrong with
+    what it drew (`_garbled`), or None."""
+    drawn = io.StringIO()
     try:
-        with contextlib.redirect_stderr(io.StringIO()):
+        with contextlib.redirect_stderr(drawn):
             bar = bar_class(**DRAW, **options)
             bar.update(1500)
             bar.set_postfix(loss="1.000")
@@ -65,4 +67,17 @@ def _draw(bar_class, **options) -> str | None:
             bar.close()
     except Exception as e:  # whatever tqdm raises for a setting: ours are the same bars
         return f"{type(e).__name__}: {' '.join(str(e).split())}"  # one line
+    return _garbled(drawn.getvalue())
+
+
+def _garbled(text: str) -> str | None:
+    """What a drawing does to a terminal that our one bar at a time must not: move
+    the cursor (TQDM_POSITION=-3 wrote ESC[A and blank lines), or end with its bar
+    still on the line (TQDM_DELAY=inf: close() skips the newline of a bar drawn
+    before the delay, and the shell's prompt joined it)."""
+    if "\x1b" in text:
+        return "it moves the cursor with escape codes"
+    line = [part for part in text.rsplit("\n", 1)[-1].split("\r") if part]
+    if line and line[-1].strip():  # a bar not cleared (TQDM_LEAVE=0 clears it)
+        return "it leaves the bar's line unfinished, without a newline"
     return None

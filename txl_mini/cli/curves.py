@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import resource
 import sys
+import warnings
 
 from ..files import atomic_path
 from .errors import drop_compile_times, mapped, out_of_memory
@@ -28,7 +31,8 @@ def plot_curves(run_dir: str, history: list[dict]) -> bool:
               "metrics.jsonl are written", file=sys.stderr)
         return False
     try:
-        return _draw(run_dir, history)
+        with quiet_matplotlib():
+            return _draw(run_dir, history)
     except Exception as e:  # after best.pt and last.pt: the run stands without it
         e.__traceback__ = None  # let go of what the drawing held
         if out_of_memory(e):  # under `ulimit -v`
@@ -39,6 +43,22 @@ def plot_curves(run_dir: str, history: list[dict]) -> bool:
         print(f"{PROG}: warning: cannot draw curves.png: {why}; the checkpoints and "
               "metrics.jsonl are written, only the plot is not", file=sys.stderr)
         return False
+
+
+@contextlib.contextmanager
+def quiet_matplotlib():
+    """matplotlib's own log lines and warnings held back while it loads and draws:
+    an unusable MPLCONFIGDIR (/dev/null) printed three lines of its temporary cache
+    folder, in the middle of train's. What fails still raises: our warning line."""
+    log = logging.getLogger("matplotlib")
+    level = log.level
+    log.setLevel(logging.CRITICAL)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        log.setLevel(level)
 
 
 def _draw(run_dir: str, history: list[dict]) -> bool:
