@@ -11,7 +11,7 @@ import sys
 from importlib import import_module
 
 from .bars import tqdm_refused
-from .errors import drop_compile_times, import_failed, oom_words, starved
+from .errors import drop_compile_times, import_failed, oom_words, printable, starved
 from .stdout import (
     GuardedStdout,
     QuietStderr,
@@ -102,7 +102,8 @@ def _list_commands(argv: list) -> int:
     helped = bool(argv) and argv[0] in ("-h", "--help")  # else: usage, exit 2
     out = sys.stdout if helped else sys.stderr
     if argv and not helped:
-        print(f"python -m txl_mini: unknown command {argv[0]!r}", file=out)
+        print(printable(f"python -m txl_mini: unknown command {argv[0]!r}", out),
+              file=out)
     print(USAGE + "\n\ncommands:", file=out)
     for cmd, what in COMMANDS.items():
         print(f"  {cmd:<9} {what}", file=out)

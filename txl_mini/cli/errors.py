@@ -5,6 +5,7 @@ can raise it too) and running out of memory (`out_of_memory`, `starved`)."""
 from __future__ import annotations
 
 import atexit
+import re
 import resource
 import sys
 
@@ -30,6 +31,8 @@ def printable(text: str, stream) -> str:
     name the locale cannot decode (os.fsdecode's surrogate) as \\xfe, and what
     the stream's encoding lacks (PYTHONIOENCODING=ascii) as \\xe9 too."""
     enc = getattr(stream, "encoding", None) or "utf-8"
+    # the same byte as argparse's repr() of it wrote it ('\\udcff' in "invalid choice")
+    text = re.sub(r"(?<!\\)((?:\\\\)*)\\udc([89a-f][0-9a-f])", r"\1\\x\2", text)
     text = "".join(c if c.isprintable() else
                    f"\\x{ord(c) - 0xDC00:02x}" if "\udc80" <= c <= "\udcff" else
                    repr(c)[1:-1] for c in text)
