@@ -121,7 +121,7 @@ def import_failed(e: ImportError | OSError) -> str | None:
         return (f"this Python ({sys.executable}) has no {e.name}, which txl_mini "
                 "needs: pip install -r requirements.txt")
     name, where = _importer(e)
-    if name is None:
+    if name in (None, "txl_mini"):  # one of our own modules is missing or broken
         return None
     chain = [e]
     while (cause := chain[-1].__cause__ or chain[-1].__context__) and len(chain) < 9:
@@ -148,4 +148,5 @@ def _importer(e: BaseException) -> tuple[str | None, str]:
     needed = [(m, file) for m, file in found if m in NEEDED]
     if needed or found:
         return (needed or found[::-1])[-1]
-    return getattr(e, "name", None), getattr(e, "path", None) or "?"
+    name = getattr(e, "name", None)
+    return name and name.split(".")[0], getattr(e, "path", None) or "?"
