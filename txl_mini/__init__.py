@@ -65,11 +65,6 @@ def _refuse_launch() -> None:
         sys.stderr.write("python -m txl_mini: error: the current folder no longer "
                          "exists; cd somewhere first\n")
         sys.exit(2)
-    if name in _ENTRY_POINTS:  # as `python -m txl_mini NAME`, before NAME's module
-        # loads torch: a torch that cannot load is one line there (cli._command)
-        from .cli import run_module
-
-        run_module(name.removeprefix("cli."))  # exits with the command's status
 
 
 _refuse_launch()
