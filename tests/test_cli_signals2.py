@@ -73,8 +73,11 @@ def test_a_signal_early_in_train_is_one_line(tmp_path, sig):
     anywhere in it, from the moment the command takes signals, ends the run with one
     line and its status, and leaves no empty run dir for a new run to refuse."""
     (tmp_path / "text.txt").write_text(words(2000))
-    for i, delay in enumerate(0.025 * k for k in range(25)):  # 0.35-0.5 s: torch's
-        # lazy imports (numpy, dynamo), where a probe saw tracebacks and a lost signal
+    # every 0.05 s of the first 0.6, the two signals on alternate 0.025 s steps (25
+    # starts in all): 0.35-0.5 s is torch's lazy imports (numpy, dynamo), where a
+    # probe saw tracebacks and a lost signal
+    first = 0.0 if sig == "SIGTERM" else 0.025
+    for i, delay in enumerate(first + 0.05 * k for k in range(13)):
         run = tmp_path / f"r{i}"
         proc = start(["train", *tiny(str(tmp_path / "text.txt"), run, steps=200)])
         wait_for(lambda: catches_sigterm(proc.pid))
