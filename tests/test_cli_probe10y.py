@@ -1,0 +1,22 @@
+"""Faults a ninth probe of the command lines found in run directories, output
+paths, the environment and checkpoints (subprocesses; each failed before its fix)."""
+
+import os
+
+from test_cli_faults import one_line, tiny, txl
+
+
+def test_a_run_dir_too_long_for_its_files_is_refused_at_once(tmp_path, text):
+    """A --run-dir of 4,073 bytes is under PATH_MAX, but its metrics.jsonl and
+    config.json are over: the corpus was built, then '.../config.json: File name
+    too long', exit 1."""
+    top = tmp_path / "long"
+    path = str(top)
+    while len(os.fsencode(path)) < 4073 - 201:
+        path += "/" + "a" * 200
+    path += "/" + "b" * (4073 - len(os.fsencode(path)) - 1)
+    assert len(os.fsencode(path)) == 4073
+    line = one_line(txl("train", *tiny(text, path)), 2)
+    assert line.startswith("python -m txl_mini train: error: --run-dir ")
+    assert "leaves no room for the files a run writes in it (metrics.jsonl: " in line
+    assert not top.exists()
