@@ -3,6 +3,7 @@ paths, the environment and checkpoints (subprocesses; each failed before its fix
 
 import os
 
+import pytest
 from test_cli_faults import one_line, tiny, txl
 
 
@@ -20,3 +21,18 @@ def test_a_run_dir_too_long_for_its_files_is_refused_at_once(tmp_path, text):
     assert line.startswith("python -m txl_mini train: error: --run-dir ")
     assert "leaves no room for the files a run writes in it (metrics.jsonl: " in line
     assert not top.exists()
+
+
+@pytest.mark.parametrize("argv", [["data", "offline", "--out", "-"],
+                                  ["train", "--preset", "tiny", "--run-dir", "r",
+                                   "--out", "-"],
+                                  ["bench", "--json", "-"]])
+def test_a_dash_for_an_output_file_is_refused(tmp_path, argv):
+    """`data offline --out -` wrote a file named '-' (and said so): no command
+    writes its file to stdout, where its report goes."""
+    opt = argv[-2]
+    line = one_line(txl(*argv, cwd=tmp_path), 2)
+    assert line.endswith(f"error: {opt} - would be a file named '-', not standard "
+                         "output (the report goes there); give a file name (./- "
+                         "for that one)")
+    assert os.listdir(tmp_path) == []

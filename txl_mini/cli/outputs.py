@@ -32,6 +32,7 @@ def check_output(path: str, opt: str) -> str:
     A name too long for the file system is refused too: the write said so only at
     its end (train's --out after the whole run, bench --json after every benchmark).
     Returns the resolved path, to compare with the command's other files."""
+    refuse_stdout(path, opt)
     real = str(write_target(path))
     if os.path.islink(real):  # realpath stops at a loop; renamed over, the link goes
         raise UsageError(f"{opt} {path} is a symbolic link loop; give a file name")
@@ -43,6 +44,15 @@ def check_output(path: str, opt: str) -> str:
     if why := name_too_long(real):
         raise UsageError(f"{opt} {path}: {why}; give a shorter one")
     return real
+
+
+def refuse_stdout(path: str | None, opt: str) -> None:
+    """`opt -` refused: it wrote a file named '-' silently, where standard output
+    may be meant, which holds the command's report (the two would mix)."""
+    if path == "-":
+        raise UsageError(f"{opt} - would be a file named '-', not standard output "
+                         "(the report goes there); give a file name (./- for that "
+                         "one)")
 
 
 def refuse_run_file(path: str, opt: str, own: tuple, run: str = "another run") -> None:
