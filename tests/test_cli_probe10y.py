@@ -2,9 +2,17 @@
 paths, the environment and checkpoints (subprocesses; each failed before its fix)."""
 
 import os
+import subprocess
+import sys
 
 import pytest
-from test_cli_faults import one_line, tiny, txl
+from test_cli_faults import ENV, one_line, tiny, txl
+
+
+def txl_env(env, *argv):
+    """`python -m txl_mini ARGV` in a subprocess with environment `env`."""
+    return subprocess.run([sys.executable, "-m", "txl_mini", *map(str, argv)],
+                          env=env, text=True, capture_output=True, timeout=300)
 
 
 def test_a_run_dir_too_long_for_its_files_is_refused_at_once(tmp_path, text):
@@ -36,3 +44,16 @@ def test_a_dash_for_an_output_file_is_refused(tmp_path, argv):
                          "output (the report goes there); give a file name (./- "
                          "for that one)")
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("cache", ["file", os.devnull, "file/sub"])
+def test_a_cache_variable_that_names_no_folder_is_bad_input(tmp_path, cache):
+    """TXL_MINI_CACHE naming a file or /dev/null was 'cannot create cache directory
+    ...: File exists', exit 1, where a name too long was refused, exit 2."""
+    (tmp_path / "file").write_text("not a folder")
+    value = cache if cache == os.devnull else str(tmp_path / cache)
+    res = txl_env(dict(ENV, TXL_MINI_CACHE=value), "data", "text8")
+    line = one_line(res, 2)
+    assert line.startswith("python -m txl_mini data text8: error: TXL_MINI_CACHE="
+                           f"{value!r} in the environment: ")
+    assert line.endswith("is not a directory; give another folder")

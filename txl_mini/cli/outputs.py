@@ -68,12 +68,21 @@ def refuse_run_file(path: str, opt: str, own: tuple, run: str = "another run") -
 
 
 def unreachable(folder: str) -> str | None:
-    """Why a folder to write into (text8's cache) cannot even be looked at, else None:
-    a name too long (a traceback from pathlib's exists(), exit 1), or a folder we may
-    not enter."""
+    """Why a folder to write into (text8's cache) cannot even be looked at or made,
+    else None: a name too long (a traceback from pathlib's exists(), exit 1), a
+    folder we may not enter, or a file in the way (/dev/null: 'cannot create cache
+    directory', exit 1, once the command was under way)."""
+    path = os.path.expanduser(folder)
     try:
-        os.stat(os.path.expanduser(folder))
-    except OSError as e:  # missing, or a file in the way: said where it is made
-        if e.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
+        if not os.path.isdir(os.path.realpath(path)) and os.path.exists(path):
+            return "it is not a directory; give another folder"
+        os.stat(path)
+    except OSError as e:  # missing: made where it is used
+        if e.errno == errno.ENOTDIR:  # a file where a folder above it would be
+            level = os.path.dirname(path)
+            while not os.path.lexists(level):
+                level = os.path.dirname(level)
+            return f"{level} is not a directory; give another folder"
+        if e.errno not in (errno.ENOENT, errno.ELOOP):
             return f"{e.strerror}; give another folder"
     return None
