@@ -57,3 +57,21 @@ def test_a_cache_variable_that_names_no_folder_is_bad_input(tmp_path, cache):
     assert line.startswith("python -m txl_mini data text8: error: TXL_MINI_CACHE="
                            f"{value!r} in the environment: ")
     assert line.endswith("is not a directory; give another folder")
+
+
+@pytest.mark.parametrize("variables, line", [
+    ({"RANK": "1"}, "RANK='1' in the environment, but WORLD_SIZE is not set "
+     "(torchrun sets both; unset RANK for one process)"),
+    ({"LOCAL_RANK": "3"}, "LOCAL_RANK='3' in the environment, but WORLD_SIZE is not "
+     "set (torchrun sets both; unset LOCAL_RANK for one process)"),
+    ({"WORLD_SIZE": "1", "RANK": "0", "LOCAL_RANK": "5"}, "LOCAL_RANK='5' in the "
+     "environment is not a rank below WORLD_SIZE=1 (torchrun sets both; unset them "
+     "for one process)")])
+def test_incoherent_torchrun_variables_are_refused(tmp_path, text, variables, line):
+    """RANK=1 without WORLD_SIZE, or LOCAL_RANK=5 of one process, trained silently
+    as rank 0."""
+    env = {k: v for k, v in ENV.items()
+           if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE")}
+    res = txl_env({**env, **variables}, "train", *tiny(text, tmp_path / "r"))
+    assert one_line(res, 2) == f"python -m txl_mini train: error: {line}"
+    assert not (tmp_path / "r").exists()
