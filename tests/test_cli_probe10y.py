@@ -2,11 +2,12 @@
 paths, the environment and checkpoints (subprocesses; each failed before its fix)."""
 
 import os
+import signal
 import subprocess
 import sys
 
 import pytest
-from test_cli_faults import ENV, one_line, tiny, txl
+from test_cli_faults import ENV, one_line, start, tiny, txl, wait_for
 
 
 def txl_env(env, *argv):
@@ -75,3 +76,17 @@ def test_incoherent_torchrun_variables_are_refused(tmp_path, text, variables, li
     res = txl_env({**env, **variables}, "train", *tiny(text, tmp_path / "r"))
     assert one_line(res, 2) == f"python -m txl_mini train: error: {line}"
     assert not (tmp_path / "r").exists()
+
+
+def test_a_stopped_run_leaves_no_empty_folder_for_its_out(tmp_path, text):
+    """SIGTERM during training kept last.pt, and left outs/sub/, made for --out
+    outs/sub/model.pt, empty (the resume makes it again)."""
+    argv = [*tiny(text, tmp_path / "r", steps=100000), "--save-every", "1",
+            "--out", str(tmp_path / "outs" / "sub" / "model.pt")]
+    p = start(["train", *argv])
+    wait_for(lambda: (tmp_path / "r" / "last.pt").exists() or p.poll() is not None)
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 143, err
+    assert "saved " in out + err and (tmp_path / "r" / "last.pt").is_file()
+    assert not (tmp_path / "outs").exists()

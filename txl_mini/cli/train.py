@@ -211,12 +211,8 @@ def main(argv=None, on_step=None) -> int:
             StdoutFailed) as e:  # before or outside the loop: unlock, tidy up
         _tidy(locks, created)
         return fail(PROG, *_one_line(e, args.run_dir or args.resume, trained))
-    except (MemoryError, RuntimeError, SystemError) as e:  # DataError: RuntimeError
-        if starved(e):  # before the loop: cli/__init__.py says it; the folders
-            _tidy(locks, created)  # made for the run are still empty
-        raise
-    finally:
-        _tidy(locks)
+    finally:  # a stop or a crash too: --out's folders, still empty, go
+        _tidy(locks, created)
         if distributed and dist.is_initialized():
             dist.destroy_process_group()
 
