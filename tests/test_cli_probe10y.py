@@ -2,6 +2,7 @@
 paths, the environment and checkpoints (subprocesses; each failed before its fix)."""
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -90,3 +91,22 @@ def test_a_stopped_run_leaves_no_empty_folder_for_its_out(tmp_path, text):
     assert p.returncode == 143, err
     assert "saved " in out + err and (tmp_path / "r" / "last.pt").is_file()
     assert not (tmp_path / "outs").exists()
+
+
+@pytest.mark.parametrize("command, kind", [("evaluate", "a directory"),
+                                           ("sample", "a FIFO (named pipe)")])
+def test_a_best_pt_that_is_no_file_is_not_skipped_silently(paused, tmp_path, command,
+                                                           kind):
+    """A run directory whose best.pt is a folder or a FIFO: evaluate and sample took
+    last.pt instead, saying nothing."""
+    run = tmp_path / "r"
+    shutil.copytree(paused, run)
+    (run / "best.pt").unlink(missing_ok=True)  # last.pt stays, to fall back on
+    if kind == "a directory":
+        (run / "best.pt").mkdir()
+    else:
+        os.mkfifo(run / "best.pt")
+    res = txl(command, run, "--threads", "1")
+    assert one_line(res, 2) == (f"python -m txl_mini {command}: error: {run}/best.pt "
+                                f"is {kind}, not a checkpoint file")
+    assert res.stdout == ""
