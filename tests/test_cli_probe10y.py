@@ -110,3 +110,18 @@ def test_a_best_pt_that_is_no_file_is_not_skipped_silently(paused, tmp_path, com
     assert one_line(res, 2) == (f"python -m txl_mini {command}: error: {run}/best.pt "
                                 f"is {kind}, not a checkpoint file")
     assert res.stdout == ""
+
+
+def test_an_absurd_memory_length_in_a_checkpoint_is_a_bad_config(paused, tmp_path):
+    """config.mem_len = 10**12, forged: sample printed its prompt 'the ', then 'out
+    of memory', exit 1."""
+    import torch
+
+    ckpt = torch.load(paused / "last.pt", weights_only=False)
+    ckpt["config"]["mem_len"] = 10**12
+    torch.save(ckpt, tmp_path / "big.pt")
+    res = txl("sample", tmp_path / "big.pt", "--threads", "1")
+    assert one_line(res, 2) == (f"python -m txl_mini sample: error: {tmp_path}/big.pt"
+                                " has config.mem_len = 1000000000000, not a distance "
+                                "<= 2,147,483,647 (as train allows)")
+    assert res.stdout == ""
