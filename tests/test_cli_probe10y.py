@@ -6,6 +6,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import zipfile
 
 import pytest
 from test_cli_faults import ENV, one_line, start, tiny, txl, wait_for
@@ -125,3 +126,18 @@ def test_an_absurd_memory_length_in_a_checkpoint_is_a_bad_config(paused, tmp_pat
                                 " has config.mem_len = 1000000000000, not a distance "
                                 "<= 2,147,483,647 (as train allows)")
     assert res.stdout == ""
+
+
+def test_a_text8_zip_cut_short_is_said_to_be_one(tmp_path):
+    """A text8.zip cut to 100 bytes was read as the raw text: 'text8 in ... failed
+    verification: expected 100,000,000 bytes ..., got 100 bytes'."""
+    whole = tmp_path / "whole.zip"
+    with zipfile.ZipFile(whole, "w") as zf:
+        zf.writestr("text8", " anarchism originated as a term of abuse" * 100)
+    cut = tmp_path / "text8.zip"
+    cut.write_bytes(whole.read_bytes()[:100])
+    res = txl("data", "text8", "--path", cut)
+    assert one_line(res, 2) == (f"python -m txl_mini data text8: error: --path {cut} "
+                                "is not a complete zip file (cut short or damaged); "
+                                "pass the original text8.zip or the unzipped text8 "
+                                "file")
