@@ -74,7 +74,7 @@ def unreachable(folder: str) -> str | None:
     directory', exit 1, once the command was under way)."""
     path = os.path.expanduser(folder)
     try:
-        if not os.path.isdir(os.path.realpath(path)) and os.path.exists(path):
+        if os.path.exists(path) and not os.path.isdir(path):  # /dev/null, a file
             return "it is not a directory; give another folder"
         os.stat(path)
     except OSError as e:  # missing: made where it is used
