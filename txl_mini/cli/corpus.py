@@ -64,6 +64,8 @@ def option_names(path: str | None = None):
 def _cut_zip(path: str) -> bool:
     """`path` begins as a zip does but is no whole one: text8 read it as the raw
     text, and said a text8.zip cut to 100 bytes was text8 of the wrong size."""
+    if not os.path.isfile(path):  # a FIFO is not opened: it would block
+        return False
     try:
         with open(path, "rb") as f:
             return f.read(4) == b"PK\x03\x04" and not zipfile.is_zipfile(path)
