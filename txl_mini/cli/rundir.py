@@ -97,7 +97,8 @@ def _refuse_long(d: str, named: str) -> None:
     PATH_MAX itself, DIR/metrics.jsonl's temporary is over): refused before any
     work (config.json failed once the corpus was built, exit 1)."""
     longest = max(FILES + (LOCK_NAME,), key=len)  # with the temporaries' TEMP_EXTRA
-    if why := name_too_long(os.path.join(d, longest)):
+    why = name_too_long(os.path.join(d, longest)) or ""
+    if why.startswith("the path"):  # (a folder's name too long: makedirs says so)
         who = f"{named} {d}" if named.startswith("--") else f"{d}, {named},"
         raise UsageError(f"{who} leaves no room for the files a run writes in it "
                          f"({longest}: {why}); give a shorter path")
