@@ -66,17 +66,17 @@ def open_checkpoint(args) -> tuple:
     path = expand(args.checkpoint)  # `~/r`: quoted, or after '='
     refuse_loop(path, "a checkpoint")  # else 'no such checkpoint file'
     refuse_dangling(path, "a checkpoint")
-    if os.path.isdir(path):
-        names = [os.path.join(path, n) for n in ("best.pt", "last.pt")]
-        found = [n for n in names if os.path.isfile(n)]
+    if os.path.isdir(path):  # the first there, whatever it is: a best.pt that
+        # was a folder, a FIFO or a link to a file gone was skipped for last.pt
+        found = [n for n in (os.path.join(path, n) for n in ("best.pt", "last.pt"))
+                 if os.path.lexists(n)]
         if not found:
-            for name in names:  # one `ls` shows is not 'no last.pt in it'
-                refuse_loop(name, "a checkpoint")
-                refuse_dangling(name, "a checkpoint")
             raise UsageError(f"{path} is a directory with no best.pt or last.pt in "
                              "it (a run before its first checkpoint?); give a "
                              "checkpoint")
         path = found[0]
+        refuse_loop(path, "a checkpoint")
+        refuse_dangling(path, "a checkpoint")
     what = not_regular(path)  # else 'empty file (0 bytes)'; a FIFO is not opened
     if what:
         raise UsageError(f"{path} is {what}, not a checkpoint file")
@@ -155,8 +155,8 @@ def check_weights(ckpt: dict, path: str) -> None:
         cfg = ModelConfig(**raw)
     except (TypeError, ValueError):  # an unknown field, a value out of range:
         return  # build_model's 'invalid config' line
-    for name in ("clamp_len", "shaw_clip"):  # train's --clamp-len, --shaw-clip
-        if getattr(cfg, name) > MAX_DISTANCE:
+    for name in ("clamp_len", "shaw_clip", "seg_len", "mem_len"):  # train's caps;
+        if getattr(cfg, name) > MAX_DISTANCE:  # mem_len=10**12: sample's OOM
             raise _wrong(path, f"config.{name}", getattr(cfg, name),
                          f"a distance <= {MAX_DISTANCE:,} (as train allows)")
     layers = {k.split(".")[1] for k in state if str(k).startswith("blocks.")}

@@ -7,6 +7,7 @@ import hashlib
 import os
 import re
 import sys
+import zipfile
 from contextlib import contextmanager
 
 import numpy as np
@@ -40,19 +41,36 @@ def check_not_empty(path) -> None:
 
 
 @contextmanager
-def option_names():
+def option_names(path: str | None = None):
     """A DataError from text8 names load_text8's arguments (`give path=...`), for a
     library user; a command line's user reads the options instead (`give --path`).
-    Only data text8 has --cache-dir, and only it passes cache_dir."""
+    Only data text8 has --cache-dir, and only it passes cache_dir. `path`: --path,
+    the file read, said to be a zip cut short where it is one."""
     try:
         yield
     except DataError as e:
+        if path and _cut_zip(path):
+            raise UsageError(f"--path {path} is not a complete zip file (cut short or "
+                             "damaged); pass the original text8.zip or the unzipped "
+                             "text8 file") from None
         msg = str(e)
         for arg, option in OPTION_NAMES.items():
             msg = msg.replace(arg, option)
         if NOT_TEXT8.search(msg):  # a --path that is not text8: bad input, exit 2
             raise UsageError(msg) from None
         raise DataError(msg) from None
+
+
+def _cut_zip(path: str) -> bool:
+    """`path` begins as a zip does but is no whole one: text8 read it as the raw
+    text, and said a text8.zip cut to 100 bytes was text8 of the wrong size."""
+    if not os.path.isfile(path):  # a FIFO is not opened: it would block
+        return False
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == b"PK\x03\x04" and not zipfile.is_zipfile(path)
+    except OSError:
+        return False
 
 
 def check_text_file(path: str, prog: str) -> None:
@@ -143,7 +161,7 @@ def load_corpus(args, cfg, prog: str, trained: dict | None = None):
     check_not_empty(args.path)
     if args.corpus == "offline" and args.path and os.path.isfile(args.path):
         check_text_file(args.path, prog)
-    with option_names():
+    with option_names(args.path):
         splits = corpus_splits(args.corpus, args.path, args.offline_chars)  # read once
     encode = CharVocab().encode
     tokens, valid = encode(splits.train), encode(splits.valid[:args.eval_chars])
@@ -178,7 +196,7 @@ def check_recorded(corpus: str, path: str, meta: dict, ckpt: str) -> None:
     want = meta.get("corpus_sha1")
     if corpus != "offline" or not isinstance(want, str):  # text8 checks its own
         return
-    with option_names():
+    with option_names(path):
         splits = corpus_splits(corpus, path, meta.get("offline_chars", OFFLINE_CHARS))
     sha1 = sha1_tokens(CharVocab().encode(splits.train))
     if sha1 != want:

@@ -55,7 +55,7 @@ def _cmd_text8(args: argparse.Namespace) -> None:
     elif why := unreachable(args.cache_dir):  # else a traceback from pathlib
         raise UsageError(f"--cache-dir {args.cache_dir}: {why}")
     try:
-        with option_names():
+        with option_names(args.path):
             s = load_text8(args.path, cache_dir=args.cache_dir,
                            progress=not args.quiet)
     except DataError as e:  # a --path not there or a folder: bad input, exit 2 (one

@@ -99,6 +99,12 @@ def world_size() -> int:
             raise UsageError(f"MASTER_ADDR={addr!r} in the environment: no such host "
                              f"({getattr(e, 'strerror', None) or e}; torchrun sets "
                              "it; unset WORLD_SIZE for one process)") from None
+    if "WORLD_SIZE" not in os.environ:  # RANK=1 alone ran silently as rank 0
+        for name in ("RANK", "LOCAL_RANK"):
+            if _whole(name, "a rank", "unset it") > 0:
+                raise UsageError(f"{name}={os.environ[name]!r} in the environment, "
+                                 "but WORLD_SIZE is not set (torchrun sets both; "
+                                 f"unset {name} for one process)")
     if world > 1 or "WORLD_SIZE" in os.environ and "RANK" in os.environ:
         rank = _whole("RANK", "a rank", "unset it and WORLD_SIZE")
         if rank >= world:  # else it waits for ranks that never come (WORLD_SIZE=1:
@@ -106,7 +112,23 @@ def world_size() -> int:
             raise UsageError(f"RANK='{rank}' in the environment is not a rank below "
                              f"WORLD_SIZE={world} (torchrun sets both; unset them "
                              "for one process)")
+    if (local := local_rank()) >= world:  # a machine's ranks are some of the world's
+        raise UsageError(f"LOCAL_RANK='{local}' in the environment is not a rank "
+                         f"below WORLD_SIZE={world} (torchrun sets both; unset them "
+                         "for one process)")
     return world
+
+
+def use_gpu(device: torch.device) -> None:
+    """torch.cuda.set_device (NCCL collectives use the current device), once
+    LOCAL_RANK names one of this machine's GPUs: pick_device takes it modulo their
+    count, and LOCAL_RANK=5 on one GPU ran silently on GPU 0, rank 0's."""
+    local, gpus = local_rank(), torch.cuda.device_count()
+    if local >= gpus:
+        raise UsageError(f"LOCAL_RANK='{local}' in the environment is not one of "
+                         f"this machine's {gpus} GPUs (torchrun sets it below "
+                         "--nproc-per-node; unset it for one process)")
+    torch.cuda.set_device(device)
 
 
 def launched_rank() -> int:

@@ -169,7 +169,7 @@ def main(argv=None) -> int:
     check_not_empty(corpus_path)
     if corpus == "offline" and corpus_path and os.path.isfile(corpus_path):
         check_text_file(corpus_path, PROG)  # a warning, as train gives
-    with option_names():
+    with option_names(args.path):
         split = load_corpus_split(corpus, args.split, corpus_path,
                                   meta.get("offline_chars", OFFLINE_CHARS))
     tokens = split[: args.chars]

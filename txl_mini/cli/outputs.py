@@ -32,6 +32,7 @@ def check_output(path: str, opt: str) -> str:
     A name too long for the file system is refused too: the write said so only at
     its end (train's --out after the whole run, bench --json after every benchmark).
     Returns the resolved path, to compare with the command's other files."""
+    refuse_stdout(path, opt)
     real = str(write_target(path))
     if os.path.islink(real):  # realpath stops at a loop; renamed over, the link goes
         raise UsageError(f"{opt} {path} is a symbolic link loop; give a file name")
@@ -43,6 +44,15 @@ def check_output(path: str, opt: str) -> str:
     if why := name_too_long(real):
         raise UsageError(f"{opt} {path}: {why}; give a shorter one")
     return real
+
+
+def refuse_stdout(path: str | None, opt: str) -> None:
+    """`opt -` refused: it wrote a file named '-' silently, where standard output
+    may be meant, which holds the command's report (the two would mix)."""
+    if path == "-":
+        raise UsageError(f"{opt} - would be a file named '-', not standard output "
+                         "(the report goes there); give a file name (./- for that "
+                         "one)")
 
 
 def refuse_run_file(path: str, opt: str, own: tuple, run: str = "another run") -> None:
@@ -58,12 +68,21 @@ def refuse_run_file(path: str, opt: str, own: tuple, run: str = "another run") -
 
 
 def unreachable(folder: str) -> str | None:
-    """Why a folder to write into (text8's cache) cannot even be looked at, else None:
-    a name too long (a traceback from pathlib's exists(), exit 1), or a folder we may
-    not enter."""
+    """Why a folder to write into (text8's cache) cannot even be looked at or made,
+    else None: a name too long (a traceback from pathlib's exists(), exit 1), a
+    folder we may not enter, or a file in the way (/dev/null: 'cannot create cache
+    directory', exit 1, once the command was under way)."""
+    path = os.path.expanduser(folder)
     try:
-        os.stat(os.path.expanduser(folder))
-    except OSError as e:  # missing, or a file in the way: said where it is made
-        if e.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
+        if os.path.exists(path) and not os.path.isdir(path):  # /dev/null, a file
+            return "it is not a directory; give another folder"
+        os.stat(path)
+    except OSError as e:  # missing: made where it is used
+        if e.errno == errno.ENOTDIR:  # a file where a folder above it would be
+            level = os.path.dirname(path)
+            while not os.path.lexists(level):
+                level = os.path.dirname(level)
+            return f"{level} is not a directory; give another folder"
+        if e.errno not in (errno.ENOENT, errno.ELOOP):
             return f"{e.strerror}; give another folder"
     return None

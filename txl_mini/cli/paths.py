@@ -10,7 +10,13 @@ import os
 import stat
 
 from .options import UsageError
-from .outputs import check_output, check_writable, refuse_run_file, unreachable
+from .outputs import (
+    check_output,
+    check_writable,
+    refuse_run_file,
+    refuse_stdout,
+    unreachable,
+)
 
 
 def refuse_empty(*given: tuple[str, str | None]) -> None:
@@ -103,6 +109,7 @@ def choose_run_dir(args) -> str:
     user did not give is not to blame for it."""
     if not (args.resume or args.run_dir or args.out):
         raise UsageError("give --run-dir DIR (where checkpoints and metrics go)")
+    refuse_stdout(args.out, "--out")  # before it is made absolute, /here/-
     named = ("--resume" if args.resume else "--run-dir" if args.run_dir else
              f"the run directory of --out {args.out}")
     args.run_dir = args.resume or args.run_dir or os.path.splitext(args.out)[0]

@@ -16,7 +16,7 @@ import sys
 from contextlib import contextmanager
 from dataclasses import asdict
 
-from ..files import TEMP_SUFFIX, atomic_path, remove_stale_temps
+from ..files import TEMP_SUFFIX, atomic_path, name_too_long, remove_stale_temps
 from . import plural
 from .lock import LOCK_NAME, RunLock
 from .options import UsageError
@@ -76,6 +76,7 @@ def prepare_run_dir(args, created: list, locks: list, named: str = "--run-dir"):
     (paths.choose_run_dir).
     """
     d = args.run_dir
+    _refuse_long(d, named)
     refuse_special(d, FILES + (LOCK_NAME,))  # before anything opens one
     out = check_out(args.out, d, FILES + (LOCK_NAME,)) if args.out else None
     refuse_text_as_out(args.out, args.path)
@@ -89,6 +90,18 @@ def prepare_run_dir(args, created: list, locks: list, named: str = "--run-dir"):
         locks.append(RunLock(d))
     for name in FILES:  # what atomic writes killed mid-way left here
         remove_stale_temps(os.path.join(d, name))
+
+
+def _refuse_long(d: str, named: str) -> None:
+    """A run directory whose path leaves no room for its files' names (under
+    PATH_MAX itself, DIR/metrics.jsonl's temporary is over): refused before any
+    work (config.json failed once the corpus was built, exit 1)."""
+    longest = max(FILES + (LOCK_NAME,), key=len)  # with the temporaries' TEMP_EXTRA
+    why = name_too_long(os.path.join(d, longest)) or ""
+    if why.startswith("the path"):  # (a folder's name too long: makedirs says so)
+        who = f"{named} {d}" if named.startswith("--") else f"{d}, {named},"
+        raise UsageError(f"{who} leaves no room for the files a run writes in it "
+                         f"({longest}: {why}); give a shorter path")
 
 
 def _check_new(args, d: str, created: list, named: str) -> None:

@@ -21,7 +21,7 @@ from ..text8 import DataError
 from ..train import TrainConfig
 from . import rundir, stop
 from .corpus import check_corpus_options, load_corpus
-from .ddp import any_rank, init_group, local_rank, rank_world, world_size
+from .ddp import any_rank, init_group, local_rank, rank_world, use_gpu, world_size
 from .errors import MODEL_SIZE, TRAIN_RUN_SIZE, drop_compile_times, oom_words, starved
 from .memory import check_memory
 from .options import (
@@ -142,7 +142,7 @@ def main(argv=None, on_step=None) -> int:
             check_model_options(args, cfg)
         device = pick_device(args.device, local_rank())
         if device.type == "cuda":
-            torch.cuda.set_device(device)  # NCCL collectives use the current device
+            use_gpu(device)  # NCCL collectives use the current device
         if distributed and not dist.is_initialized():
             init_group("nccl" if device.type == "cuda" else "gloo", PROG)
         rank, world = rank_world()
@@ -211,12 +211,8 @@ def main(argv=None, on_step=None) -> int:
             StdoutFailed) as e:  # before or outside the loop: unlock, tidy up
         _tidy(locks, created)
         return fail(PROG, *_one_line(e, args.run_dir or args.resume, trained))
-    except (MemoryError, RuntimeError, SystemError) as e:  # DataError: RuntimeError
-        if starved(e):  # before the loop: cli/__init__.py says it; the folders
-            _tidy(locks, created)  # made for the run are still empty
-        raise
-    finally:
-        _tidy(locks)
+    finally:  # a stop or a crash too: --out's folders, still empty, go
+        _tidy(locks, created)
         if distributed and dist.is_initialized():
             dist.destroy_process_group()
 
