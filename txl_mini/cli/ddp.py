@@ -122,9 +122,11 @@ def world_size() -> int:
 def use_gpu(device: torch.device) -> None:
     """torch.cuda.set_device (NCCL collectives use the current device), once
     LOCAL_RANK names one of this machine's GPUs: pick_device takes it modulo their
-    count, and LOCAL_RANK=5 on one GPU ran silently on GPU 0, rank 0's."""
+    count, and LOCAL_RANK=5 of two GPUs would share one with another rank. One
+    visible GPU is the exception: launchers that give each process its own
+    (CUDA_VISIBLE_DEVICES per rank) keep their LOCAL_RANK, and it is GPU 0."""
     local, gpus = local_rank(), torch.cuda.device_count()
-    if local >= gpus:
+    if local >= gpus > 1:
         raise UsageError(f"LOCAL_RANK='{local}' in the environment is not one of "
                          f"this machine's {gpus} GPUs (torchrun sets it below "
                          "--nproc-per-node; unset it for one process)")
