@@ -1,0 +1,21 @@
+"""The tenth hostile probe of the command lines, findings of helper fix-31z2: a broken
+torch under `python -m txl_mini.cli.NAME`, bench --profile's C++ lines, matplotlib's
+font lines, one-line usage errors, tqdm's warnings, a text with no letters
+(subprocesses; each test failed before its fix)."""
+
+import pytest
+from test_cli_faults import one_line, py
+
+
+@pytest.mark.parametrize("name", ["train", "evaluate", "sample", "data", "bench"])
+def test_a_broken_torch_under_the_cli_module_spelling_is_one_line(tmp_path, name):
+    """Finding 1: `python -m txl_mini.cli.NAME --help` with a torch.py that raises in
+    the current folder (or a Python without torch) gave NAME's module's ImportError
+    traceback (its `import torch` ran before its __main__ block); now the one line
+    `python -m txl_mini NAME` gives, exit 1."""
+    (tmp_path / "torch.py").write_text("raise ImportError('boom')\n")
+    res = py("-m", f"txl_mini.cli.{name}", "--help", cwd=tmp_path)
+    assert one_line(res, 1) == (
+        f"python -m txl_mini {name}: error: importing torch failed (ImportError: "
+        f"boom) from {tmp_path}/torch.py; is it installed, or shadowed by a file of "
+        "that name?")
