@@ -19,3 +19,14 @@ def test_a_broken_torch_under_the_cli_module_spelling_is_one_line(tmp_path, name
         f"python -m txl_mini {name}: error: importing torch failed (ImportError: "
         f"boom) from {tmp_path}/torch.py; is it installed, or shadowed by a file of "
         "that name?")
+
+
+def test_bench_profile_leaves_stderr_to_us(tmp_path):
+    """Finding 2: `bench --profile --quiet` printed torch's C++ profiler lines to
+    stderr ('USDT:... SyncActivityProfilerHandler.cpp:52] profiler_start', a start and
+    a stop per model); now stderr is empty, and the split is still printed."""
+    res = py("-m", "txl_mini", "bench", "--quick", "--profile", "--quiet", "--device",
+             "cpu", "--rounds", "1", "--steps", "1", "--max-attn-len", "128",
+             cwd=tmp_path)
+    assert res.returncode == 0 and res.stderr == "", res.stderr
+    assert "where one training step's time goes" in res.stdout

@@ -31,6 +31,7 @@ from tqdm import tqdm
 
 from ..attention import MultiHeadAttention
 from .bench_train import Trainer, training_models
+from .stdout import fd_2_hushed
 
 CATEGORIES = ("linear", "attention", "dropout", "layernorm", "optimizer", "other")
 _ATTN = "txl_mini.attention"  # label of the attention module's forward in the trace
@@ -116,8 +117,14 @@ def profile_step(cfg, batch: int, device, progress: bool = False) -> dict:
         tr = Trainer(model, cfg, batch, device, nullcontext, False)
         tr.step(2)
         hooks = _label_attention(tr.model)
-        with profile(activities=[ProfilerActivity.CPU]) as prof:
+        prof = profile(activities=[ProfilerActivity.CPU])
+        with fd_2_hushed():  # its C++ says 'profiler_start' on stderr, --quiet or not
+            prof.__enter__()
+        try:
             tr.step()
+        finally:
+            with fd_2_hushed():  # and 'profiler_stop'
+                prof.__exit__(None, None, None)
         for h in hooks:
             h.remove()
         events = list(prof.events())

@@ -15,6 +15,7 @@ from __future__ import annotations
 import codecs
 import os
 import sys
+from contextlib import contextmanager
 
 
 class StdoutFailed(Exception):
@@ -138,3 +139,19 @@ def silence(fd: int) -> None:
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, fd)
     os.close(devnull)
+
+
+@contextmanager
+def fd_2_hushed():
+    """Descriptor 2 on /dev/null for the block, then back as it was, even if a signal
+    ends the block. For C++ that writes there itself, past sys.stderr and --quiet
+    (torch.profiler's kineto: 'USDT:... profiler_start'); keep the block short, as
+    what Python writes to stderr inside it is dropped too."""
+    sys.stderr.flush()  # what was written before still shows
+    saved = os.dup(2)
+    try:
+        silence(2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
