@@ -30,3 +30,26 @@ def test_bench_profile_leaves_stderr_to_us(tmp_path):
              cwd=tmp_path)
     assert res.returncode == 0 and res.stderr == "", res.stderr
     assert "where one training step's time goes" in res.stdout
+
+
+COMMANDS = "train, evaluate, sample, data, bench"
+
+
+@pytest.mark.parametrize("argv, line", [
+    (["bogus"], "python -m txl_mini: error: unknown command 'bogus' "
+                f"({COMMANDS}; --help lists them)"),
+    (["--version"], "python -m txl_mini: error: unknown command '--version' "
+                    f"({COMMANDS}; --help lists them)"),
+    ([], f"python -m txl_mini: error: which command? ({COMMANDS}; --help lists them)"),
+    (["data"], "python -m txl_mini data: error: which data? (text8, stats, offline; "
+               "--help lists them)"),
+])
+def test_a_missing_or_unknown_command_is_one_line(argv, line):
+    """Minor: `python -m txl_mini bogus` (or --version) printed 'unknown command' and
+    the 7-line listing, `data` alone its 12-line usage with no 'error:' line; now one
+    line each, exit 2. --help still lists the commands, on stdout."""
+    res = py("-m", "txl_mini", *argv)
+    assert one_line(res, 2) == line and res.stdout == ""
+    helped = py("-m", "txl_mini", "--help")
+    assert helped.returncode == 0 and helped.stderr == ""
+    assert "commands:\n  train " in helped.stdout

@@ -98,16 +98,18 @@ def subcommands(argv: list) -> int:
 
 
 def _list_commands(argv: list) -> int:
-    """No command, --help or an unknown one: the commands (stdout only for --help)."""
-    helped = bool(argv) and argv[0] in ("-h", "--help")  # else: usage, exit 2
-    out = sys.stdout if helped else sys.stderr
-    if argv and not helped:
-        print(printable(f"python -m txl_mini: unknown command {argv[0]!r}", out),
-              file=out)
-    print(USAGE + "\n\ncommands:", file=out)
-    for cmd, what in COMMANDS.items():
-        print(f"  {cmd:<9} {what}", file=out)
-    return 0 if helped else 2
+    """--help: the commands, on stdout. No command or an unknown one (--version): one
+    line naming them, exit 2 (it was the 7-line listing after 'unknown command')."""
+    if argv and argv[0] in ("-h", "--help"):
+        print(USAGE + "\n\ncommands:")
+        for cmd, what in COMMANDS.items():
+            print(f"  {cmd:<9} {what}")
+        return 0
+    what = f"unknown command {argv[0]!r}" if argv else "which command?"
+    names = ", ".join(COMMANDS)
+    line = f"python -m txl_mini: error: {what} ({names}; --help lists them)"
+    print(printable(line, sys.stderr), file=sys.stderr)
+    return 2
 
 
 def plural(n: int, noun: str) -> str:

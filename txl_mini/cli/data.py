@@ -11,10 +11,10 @@ import numpy as np
 
 from ..data import OFFLINE_CHARS, read_text_file
 from ..text8 import TEXT8_CHARS, DataError, load_text8
-from . import plural
+from . import SUBCOMMANDS, plural
 from .corpus import option_names
 from .data_offline import cmd_offline
-from .options import Parser, UsageError, ascii_only, command
+from .options import Parser, UsageError, ascii_only, command, fail
 from .outputs import unreachable
 from .paths import (
     check_cache_env,
@@ -95,9 +95,9 @@ def main(argv=None) -> int:
     """`python -m txl_mini data ...`; returns the exit status."""
     ap = _parser()
     args, extra = ap.parse_known_args(argv)
-    if args.cmd is None:  # no subcommand: show what there is
-        ap.print_help(sys.stderr)  # as the bare `python -m txl_mini`: not a result
-        return 2
+    if args.cmd is None:  # one line, as the bare `python -m txl_mini` (was the usage)
+        names = ", ".join(SUBCOMMANDS["data"])
+        return fail(PROG, f"error: which data? ({names}; --help lists them)")
     if extra:  # else said by `python -m txl_mini data`, not by the subcommand
         args.parser.error(f"unrecognized arguments: {' '.join(extra)}")
     # its errors, Ctrl-C and a stdout that fails name it as argparse's own do:
