@@ -3,8 +3,12 @@ torch under `python -m txl_mini.cli.NAME`, bench --profile's C++ lines, matplotl
 font lines, one-line usage errors, tqdm's warnings, a text with no letters
 (subprocesses; each test failed before its fix)."""
 
+import os
+import signal
+import time
+
 import pytest
-from test_cli_faults import one_line, py
+from test_cli_faults import one_line, py, start
 
 
 @pytest.mark.parametrize("name", ["train", "evaluate", "sample", "data", "bench"])
@@ -53,3 +57,22 @@ def test_a_missing_or_unknown_command_is_one_line(argv, line):
     helped = py("-m", "txl_mini", "--help")
     assert helped.returncode == 0 and helped.stderr == ""
     assert "commands:\n  train " in helped.stdout
+
+
+def test_bench_interrupted_in_its_training_bar_ends_with_its_line(tmp_path):
+    """Minor: a Ctrl-C while bench's training bar was drawn printed 'python -m
+    txl_mini bench: interrupted' and then the bar once more, below it (the bar was
+    closed only when its frame was freed, after the line). The line is last now."""
+    proc = start(["bench", "--quick", "--device", "cpu", "--rounds", "50", "--steps",
+                  "1", "--max-attn-len", "128", "--no-paper-shape"], cwd=tmp_path)
+    seen = b""
+    while b"training:" not in seen:  # the bar is up: tqdm draws without newlines
+        chunk = os.read(proc.stderr.fileno(), 4096)
+        assert chunk, seen.decode()
+        seen += chunk
+    time.sleep(0.2)  # a few steps in (at once it was sometimes still in tqdm's init)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    last = (seen.decode() + err).rstrip("\n").rsplit("\n", 1)[-1]
+    assert last == "python -m txl_mini bench: interrupted"

@@ -14,6 +14,7 @@ import contextlib
 import inspect
 import io
 import os
+import sys
 
 PREFIX = "TQDM_"
 # how the check draws: whatever TQDM_DISABLE says (ours pass `disable` too), with the
@@ -81,3 +82,14 @@ def _garbled(text: str) -> str | None:
     if line and line[-1].strip():  # a bar not cleared (TQDM_LEAVE=0 clears it)
         return "it leaves the bar's line unfinished, without a newline"
     return None
+
+
+def close_bars() -> bool:
+    """Close the bars a stop left open, before the stop's line; True if one was. A
+    loop without a `finally` (bench's training) left its bar to close as its frame
+    was freed, after 'interrupted', and it drew itself once more below that line."""
+    tqdm = sys.modules.get("tqdm")
+    bars = list(getattr(getattr(tqdm, "tqdm", None), "_instances", ()))
+    for bar in bars:
+        bar.close()  # draws its last state and a newline, once (then disabled)
+    return bool(bars)

@@ -19,6 +19,8 @@ import threading
 import time
 from contextlib import contextmanager
 
+from .bars import close_bars
+
 
 class Stop(Exception):
     """The run ends early; `code` is the exit status, the message the one line."""
@@ -29,8 +31,7 @@ class Stop(Exception):
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM or SIGHUP outside the training loop: caught wherever Ctrl-C is
-    (`stopped`)."""
+    """SIGTERM or SIGHUP outside the training loop: caught wherever Ctrl-C is."""
 
     def __init__(self, name: str = "SIGTERM"):
         super().__init__(name)
@@ -194,8 +195,7 @@ def _first_arrived() -> str | None:
         got = os.read(_arrivals[0], 4096) if _arrivals else b""
     except BlockingIOError:  # nothing arrived (a handler run by hand)
         got = b""
-    names = [signal.Signals(n).name for n in got if n in LOOP_SIGNALS]
-    return names[0] if names else None
+    return next((signal.Signals(n).name for n in got if n in LOOP_SIGNALS), None)
 
 
 def first_stop(name: str) -> bool:
@@ -212,10 +212,11 @@ WORDS = {"SIGTERM": "terminated (SIGTERM)", "SIGHUP": "hung up (SIGHUP)"}
 
 def stopped(e: KeyboardInterrupt) -> tuple[str, int, str]:
     """The words, exit status and line start for a Ctrl-C (130, after the terminal's
-    ^C), a SIGTERM (143) or a SIGHUP (129)."""
+    ^C), a SIGTERM (143) or a SIGHUP (129), once the bars left open are closed."""
+    closed = close_bars()  # else one freed later drew itself below our line (bench)
     if isinstance(e, Terminated):
         return WORDS[e.name], exit_code(e.name), ""
-    return "interrupted", exit_code("SIGINT"), "\n"
+    return "interrupted", exit_code("SIGINT"), "" if closed else "\n"  # ^C's line ended
 
 
 @contextmanager
