@@ -9,6 +9,7 @@ import time
 
 import pytest
 from test_cli_faults import one_line, py, start
+from test_cli_probe10x import txl_env
 
 
 @pytest.mark.parametrize("name", ["train", "evaluate", "sample", "data", "bench"])
@@ -76,3 +77,15 @@ def test_bench_interrupted_in_its_training_bar_ends_with_its_line(tmp_path):
     assert proc.returncode == 130, err
     last = (seen.decode() + err).rstrip("\n").rsplit("\n", 1)[-1]
     assert last == "python -m txl_mini bench: interrupted"
+
+
+def test_a_tqdm_setting_that_warns_while_drawing_is_refused(tmp_path):
+    """Minor: TQDM_INITIAL=-1 gave tqdm's two-line TqdmWarning (a site-packages
+    path) and bars at '-0%'; a warning while the start-up check draws is a refusal
+    now, naming the variable, exit 2."""
+    (tmp_path / "t.txt").write_text("some text\n")
+    res = txl_env({"TQDM_INITIAL": "-1"}, "data", "stats", tmp_path / "t.txt")
+    assert one_line(res, 2) == (
+        "python -m txl_mini data stats: error: TQDM_INITIAL='-1' in the environment: "
+        "tqdm cannot draw a progress bar with it (TqdmWarning: clamping frac to range "
+        "[0, 1]); fix or unset it")

@@ -15,6 +15,7 @@ import inspect
 import io
 import os
 import sys
+import warnings
 
 PREFIX = "TQDM_"
 # how the check draws: whatever TQDM_DISABLE says (ours pass `disable` too), with the
@@ -56,19 +57,27 @@ def tqdm_refused() -> str | None:
 
 def _draw(bar_class, **options) -> str | None:
     """Draw a bar as ours are drawn (stderr, a total, updates, a postfix), into a
-    string that is thrown away: the error, as `Type: message`, or what is wrong with
-    what it drew (`_garbled`), or None."""
+    string that is thrown away: the error or first warning, as `Type: message`, or
+    what is wrong with what it drew (`_garbled`), or None."""
     drawn = io.StringIO()
     try:
-        with contextlib.redirect_stderr(drawn):
+        with contextlib.redirect_stderr(drawn), warnings.catch_warnings(record=True) \
+                as warned:
+            warnings.simplefilter("always")
             bar = bar_class(**DRAW, **options)
             bar.update(1500)
             bar.set_postfix(loss="1.000")
             bar.set_postfix_str("validating 1/2")
             bar.close()
     except Exception as e:  # whatever tqdm raises for a setting: ours are the same bars
-        return f"{type(e).__name__}: {' '.join(str(e).split())}"  # one line
+        return _one_line(e)
+    if warned:  # TQDM_INITIAL=-1: a 2-line TqdmWarning with tqdm's path, bars at -0%
+        return _one_line(warned[0].message)
     return _garbled(drawn.getvalue())
+
+
+def _one_line(e: Exception) -> str:
+    return f"{type(e).__name__}: {' '.join(str(e).split())}"
 
 
 def _garbled(text: str) -> str | None:
