@@ -89,3 +89,16 @@ def test_a_tqdm_setting_that_warns_while_drawing_is_refused(tmp_path):
         "python -m txl_mini data stats: error: TQDM_INITIAL='-1' in the environment: "
         "tqdm cannot draw a progress bar with it (TqdmWarning: clamping frac to range "
         "[0, 1]); fix or unset it")
+
+
+def test_data_stats_of_a_text_with_no_letters_says_train_refuses_it(tmp_path):
+    """Minor: `data stats` of '12345 678' listed 'z' 0.000, 'y' 0.000 ... as the most
+    frequent characters, and said nothing of train refusing such a text (it has no
+    letters); now only characters it has are listed, and a note says so."""
+    (tmp_path / "digits.txt").write_text("12345 678")
+    res = py("-m", "txl_mini", "data", "stats", tmp_path / "digits.txt")
+    assert res.returncode == 0 and res.stderr == "", res.stderr
+    assert res.stdout.splitlines()[1:] == [
+        "  most frequent: ' ' 0.111",
+        "  no letters a-z/A-Z: train refuses it as --path (each of its bytes would "
+        "become a space)"]

@@ -40,11 +40,13 @@ def _print_stats(text: str, label: str, unit: str = "char") -> None:
     )
     p = counts[counts > 0] / max(raw.size, 1)
     top = sorted(((int(counts[ord(c)]), c) for c in TEXT8_CHARS), reverse=True)[:8]
+    top = [(n, c) for n, c in top if n]  # not 'z' 0.000 where there are no letters
     print(f"{label}: {plural(raw.size, unit)}, {plural(n_words, 'word')}, "
           f"{raw.size - in_alphabet:,} outside the text8 alphabet, "
           f"unigram entropy {0.0 - (p * np.log2(p)).sum():.3f} bits/char")
     print("  most frequent: "
-          + ", ".join(f"{c!r} {n / max(raw.size, 1):.3f}" for n, c in top))
+          + (", ".join(f"{c!r} {n / max(raw.size, 1):.3f}" for n, c in top)
+             or "none of the text8 alphabet"))
 
 
 def _cmd_text8(args: argparse.Namespace) -> None:
@@ -80,6 +82,9 @@ def _cmd_stats(args: argparse.Namespace) -> None:
     if not text.isascii():  # UTF-8 letters are two bytes or more: say what is counted
         print("  not ASCII: train reads a file one byte per character, as counted "
               "here; a byte outside a-z and A-Z becomes a space")
+    if not any(c.isascii() and c.isalpha() for c in text):  # as corpus.py's check
+        print("  no letters a-z/A-Z: train refuses it as --path (each of its bytes "
+              "would become a space)")
 
 
 def _distances(s: str) -> tuple[int, ...]:
