@@ -8,7 +8,8 @@ import signal
 import time
 
 import pytest
-from test_cli_faults import one_line, py, start
+from cli_text import words
+from test_cli_faults import one_line, py, start, tiny
 from test_cli_probe10x import txl_env
 
 
@@ -102,3 +103,16 @@ def test_data_stats_of_a_text_with_no_letters_says_train_refuses_it(tmp_path):
         "  most frequent: ' ' 0.111",
         "  no letters a-z/A-Z: train refuses it as --path (each of its bytes would "
         "become a space)"]
+
+
+def test_a_matplotlibrc_with_an_unknown_font_leaves_stderr_to_us(tmp_path):
+    """Finding 3 (a guard: c389268, which holds matplotlib's log back while
+    curves.png is drawn, covers it): a matplotlibrc in the current folder naming a
+    font that is not there made a probe's train print 191 lines "findfont: Font
+    family 'nosuchfont' not found." (matplotlib.font_manager's log), exit 0."""
+    (tmp_path / "matplotlibrc").write_text("font.family: nosuchfont\n")
+    (tmp_path / "text.txt").write_text(words(2000))
+    res = py("-m", "txl_mini", "train", *tiny(tmp_path / "text.txt", "r"),
+             cwd=tmp_path)
+    assert res.returncode == 0 and res.stderr == "", res.stderr
+    assert (tmp_path / "r" / "curves.png").is_file()
