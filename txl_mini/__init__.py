@@ -34,7 +34,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 _COMMANDS = ("train", "evaluate", "sample", "data", "bench")  # as cli/__init__.py's
-# `python -m txl_mini.cli.train ...` is `python -m txl_mini train ...` (run_module)
+# `python -m txl_mini.cli.train ...` is `python -m txl_mini train ...` (cli._launch)
 _ENTRY_POINTS = [f"cli.{c}" for c in _COMMANDS]
 
 
