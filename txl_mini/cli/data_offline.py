@@ -15,7 +15,7 @@ from ..text8 import DataError
 from . import plural
 from .lock import LOCK_NAME
 from .options import UsageError, check_seed
-from .outputs import check_output, refuse_run_file
+from .outputs import check_output, refuse_in_run
 from .paths import expand, not_a_folder, refuse_empty, same_file, writable_folder
 from .rundir import FILES, remove_created
 from .stdout import StdoutFailed
@@ -47,8 +47,8 @@ def cmd_offline(args: argparse.Namespace) -> None:
     outs = [(o, p) for o, p in (("--out", args.out), ("--deps-out", args.deps_out))
             if p is not None]
     real = [check_output(path, opt) for opt, path in outs]
-    for opt, path in outs:  # a run's checkpoint or record: as train's --out is
-        refuse_run_file(path, opt, FILES + (LOCK_NAME,), run="a run")
+    for opt, path in outs:  # a run's checkpoint, or a file in its folder: as train's
+        refuse_in_run(path, opt, FILES + (LOCK_NAME,))  # --out is
     if len(real) == 2 and same_file(*real):  # the TSV would replace the corpus
         raise UsageError(f"--deps-out {args.deps_out} is the same file as --out "
                          f"{args.out}; give the dependencies a file of their own")

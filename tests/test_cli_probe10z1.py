@@ -1,0 +1,77 @@
+"""Outputs written into run directories, and bench --json behind a closed pipe (issue
+31, probe 10, helper z1). Subprocesses; each test failed before its fix."""
+
+import json
+import shutil
+import subprocess
+import sys
+
+from test_cli_faults import ENV, one_line, tiny, txl
+
+BENCH = ["bench", "--quick", "--rounds", "1", "--steps", "1", "--max-attn-len", "128",
+         "--long-segments", "20", "--quiet", "--no-paper-shape", "--threads", "1"]
+
+
+def copy_run(paused, tmp_path, name="run"):
+    """A copy of the paused run (tests/conftest.py), with its bytes to compare."""
+    run = tmp_path / name
+    shutil.copytree(paused, run)
+    return run, {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()}
+
+
+def test_bench_json_refuses_a_runs_own_files(paused, tmp_path):
+    """Finding 1: `bench --json RUN/last.pt` exited 0 and wrote its JSON over the
+    checkpoint (and over config.json); a resume then failed."""
+    run, before = copy_run(paused, tmp_path)
+    for name in ("last.pt", "config.json"):
+        line = one_line(txl(*BENCH, "--json", run / name), 2)
+        assert line == (f"python -m txl_mini bench: error: --json {run / name} is the "
+                        f"{name} of a run, {run}; give a file outside it")
+    assert {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()} == before
+
+
+def test_no_output_goes_inside_a_run_directory(paused, tmp_path, text):
+    """Findings 2 and 3: bench --json RUN/new.json, data offline --out RUN/corpus.txt
+    (and --deps-out) and train --out RUN/x.pt of another run were written there; the
+    run was then 'not a run directory' for --overwrite (it held that file)."""
+    run, before = copy_run(paused, tmp_path)
+    cases = [(["bench", *BENCH[1:], "--json"], "--json", "new.json"),
+             (["data", "offline", "--out"], "--out", "corpus.txt"),
+             (["data", "offline", "--out", tmp_path / "c.txt", "--deps-out"],
+              "--deps-out", "sub/deps.tsv"),
+             (["train", *tiny(text, tmp_path / "other"), "--out"], "--out", "x.pt")]
+    for argv, opt, name in cases:
+        res = txl(*argv, run / name)
+        assert one_line(res, 2).endswith(
+            f"error: {opt} {run / name} is inside the run directory {run}; give a "
+            "file outside it"), argv
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.txt", "run"]
+    assert {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()} == before
+    res = txl("train", *tiny(text, run, steps=4), "--overwrite")
+    assert res.returncode == 0, res.stderr
+
+
+def test_overwrite_twice_after_an_out_inside_the_run_dir(tmp_path, text):
+    """Finding 2: `--run-dir o6 --out o6/final.pt`, then `--run-dir o6 --overwrite`
+    kept final.pt, recorded by no config.json: the next --overwrite refused o6, 'not a
+    run directory ... (it holds final.pt)'. --overwrite now removes the old run's
+    --out with its other files when the run wrote it into its own directory."""
+    d = tmp_path / "o6"
+    assert txl("train", *tiny(text, d), "--out", d / "final.pt").returncode == 0
+    for _ in range(2):
+        res = txl("train", *tiny(text, d), "--overwrite")
+        assert res.returncode == 0, res.stderr
+        assert not (d / "final.pt").exists()
+
+
+def test_bench_json_is_written_before_the_report_meets_a_closed_pipe(tmp_path):
+    """Finding 4: `bench --json X | head -1` ran every benchmark, then exited 141
+    without X: the report was printed before the JSON was written."""
+    out = tmp_path / "b.json"
+    proc = subprocess.Popen([sys.executable, "-m", "txl_mini", *BENCH, "--json",
+                             str(out)], env=ENV, text=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert proc.stdout.readline().startswith("device: ")
+    proc.stdout.close()  # as `head -1` exits
+    assert proc.wait(timeout=300) == 141, proc.stderr.read()
+    assert "long_context" in json.loads(out.read_text()) or json.loads(out.read_text())
