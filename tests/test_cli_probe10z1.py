@@ -75,3 +75,24 @@ def test_bench_json_is_written_before_the_report_meets_a_closed_pipe(tmp_path):
     proc.stdout.close()  # as `head -1` exits
     assert proc.wait(timeout=300) == 141, proc.stderr.read()
     assert "long_context" in json.loads(out.read_text()) or json.loads(out.read_text())
+
+
+def test_names_on_stdout_are_one_line_each(tmp_path, text):
+    """Minor: `data offline --out $'off/new\\nline.txt'` printed its result line with
+    the name raw, split in two (and so did train's first and last lines for a run
+    directory or --out with a newline): escaped now, as stderr's lines are."""
+    out, deps = tmp_path / "off" / "new\nline.txt", tmp_path / "off" / "d\nx.tsv"
+    res = txl("data", "offline", "--chars", "2000", "--distances", "100", "--out",
+              out, "--deps-out", deps)
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines[0].endswith(f"to {tmp_path}/off/new\\nline.txt") and len(lines) == 3
+    assert lines[2].endswith(f"to {tmp_path}/off/d\\nx.tsv")
+    assert out.is_file() and deps.is_file()
+    d = tmp_path / "r\nun"
+    res = txl("train", *tiny(text, d)[:-2], "--run-dir", d, "--out", d / "m.pt")
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert len(lines) == 2 and lines[0].endswith(f"run dir: {tmp_path}/r\\nun")
+    assert lines[1].endswith(f"wrote {tmp_path}/r\\nun/last.pt and best.pt and "
+                             f"{tmp_path}/r\\nun/m.pt")

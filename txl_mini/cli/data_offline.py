@@ -13,6 +13,7 @@ from ..data import MAX_OFFLINE_CHARS
 from ..files import remove_stale_temps
 from ..text8 import DataError
 from . import plural
+from .errors import printable
 from .lock import LOCK_NAME
 from .options import UsageError, check_seed
 from .outputs import check_output, refuse_in_run
@@ -108,16 +109,17 @@ def _refuse_replacing(args: argparse.Namespace, files: list, *contents) -> None:
 
 
 def _report(args: argparse.Namespace, corpus) -> None:
-    print(f"wrote {len(corpus.text):,} chars of corpus '{corpus.name}' "
-          f"(seed {args.seed}) to {args.out}")
+    # a name with a newline split the line in two: escaped, as on stderr
+    print(printable(f"wrote {len(corpus.text):,} chars of corpus '{corpus.name}' "
+                    f"(seed {args.seed}) to {args.out}", sys.stdout))
     for d in corpus.distances:
         deps = [x for x in corpus.deps if x.distance == d]
         first = ", ".join(f"{x.cue}->{x.target}" for x in deps[:3])
         print(f"  distance {d}: {plural(len(deps), 'planted name')} (cue->target: "
               f"{first}, ...)")
     if args.deps_out:
-        print("dependencies (cue, target, length, distance) written to "
-              f"{args.deps_out}")
+        print(printable("dependencies (cue, target, length, distance) written "
+                        f"to {args.deps_out}", sys.stdout))
 
 
 def _refuse_far(distances: list[int], chars: int) -> None:

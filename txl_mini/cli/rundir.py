@@ -18,6 +18,7 @@ from dataclasses import asdict
 
 from ..files import TEMP_SUFFIX, atomic_path, name_too_long, remove_stale_temps
 from . import plural
+from .errors import printable
 from .lock import LOCK_NAME, RunLock
 from .options import UsageError
 from .outputs import PROBE, check_writable, is_run_dir
@@ -197,9 +198,10 @@ def append_metrics(run_dir: str, record: dict) -> None:
 
 def summary(args, run, valid) -> None:
     last = run.history[-1].get("val_bpc", 0)
-    print(f"trained {plural(run.tc.steps, 'step')}; validation {last:.3f} bpc on "
-          f"{len(valid):,} {args.corpus} chars (best {run.best:.3f}); wrote "
-          f"{run.dir}/last.pt and best.pt" + (f" and {args.out}" if args.out else ""))
+    print(printable(f"trained {plural(run.tc.steps, 'step')}; validation {last:.3f} "
+                    f"bpc on {len(valid):,} {args.corpus} chars (best {run.best:.3f}); "
+                    f"wrote {run.dir}/last.pt and best.pt"
+                    + (f" and {args.out}" if args.out else ""), sys.stdout))
     if importlib.util.find_spec("matplotlib") is None:  # not a plot that failed
         print("note: matplotlib is not installed, so no curves.png was drawn")
 
@@ -210,12 +212,12 @@ def announce(args, run, corpus, tokens, device, world, saved=None) -> None:
     and the trimmed metrics (a resumed one), a note if warm-up outlasts it."""
     where = f" ({args.path})" if args.path else ""
     again = f"; resuming at step {run.step}" if args.resume else ""
-    print(f"corpus: {args.corpus}{where}, {len(tokens):,} training chars; device: "
-          f"{device} x {world} process{'es' if world > 1 else ''}"
-          + (f", {plural(args.threads, 'thread')}" if device.type == "cpu" else "") +
-          f"; {type(run.model).__name__} with "
-          f"{run.model.num_params():,} parameters; run dir: {run.dir}{again}",
-          flush=True)
+    print(printable(
+        f"corpus: {args.corpus}{where}, {len(tokens):,} training chars; device: "
+        f"{device} x {world} process{'es' if world > 1 else ''}"
+        + (f", {plural(args.threads, 'thread')}" if device.type == "cpu" else "") +
+        f"; {type(run.model).__name__} with {run.model.num_params():,} parameters; "
+        f"run dir: {run.dir}{again}", sys.stdout), flush=True)
     if args.resume:  # drop lines logged after last.pt (a crash leaves some)
         write_text(os.path.join(run.dir, "metrics.jsonl"),
                    "".join(json.dumps(h) + "\n" for h in run.history))
