@@ -96,3 +96,17 @@ def test_names_on_stdout_are_one_line_each(tmp_path, text):
     assert len(lines) == 2 and lines[0].endswith(f"run dir: {tmp_path}/r\\nun")
     assert lines[1].endswith(f"wrote {tmp_path}/r\\nun/last.pt and best.pt and "
                              f"{tmp_path}/r\\nun/m.pt")
+
+
+def test_a_run_without_best_pt_is_read_through_last_pt_with_a_note(paused, tmp_path):
+    """Minor: evaluate and sample on a run directory stopped before its first
+    validation (no best.pt) used its last.pt silently; --help says 'a run directory
+    (its best.pt)'. Now one note on stderr says so."""
+    note = f"note: {paused} has no best.pt yet (stopped at step 2 of 4); using last.pt"
+    res = txl("evaluate", paused, "--threads", "1", "--quiet", "--chars", "200")
+    assert res.returncode == 0 and res.stdout.startswith(f"{paused}/last.pt: ")
+    assert res.stderr == f"python -m txl_mini evaluate: {note}\n"
+    res = txl("sample", paused, "--threads", "1", "--quiet", "--chars", "5",
+              "--prompt", "the ")
+    assert res.returncode == 0 and res.stdout.startswith("the ")
+    assert res.stderr == f"python -m txl_mini sample: {note}\n"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from dataclasses import fields
 
 import torch
@@ -28,6 +29,7 @@ from ..corpus import BOOK_CORPORA
 from ..model import TransformerXL, VanillaTransformer
 from .options import UsageError, pick_device, set_threads
 from .paths import expand, not_regular, refuse_dangling, refuse_loop
+from .saved import no_best, run_checkpoint
 from .settings import MAX_DISTANCE
 
 NoneType = type(None)
@@ -56,27 +58,18 @@ def corpus_name(corpus):
     return corpus
 
 
-def open_checkpoint(args) -> tuple:
+def open_checkpoint(args, prog: str) -> tuple:
     """evaluate's and sample's --threads, --device and checkpoint, in that order:
     (model, meta, path, device). A run directory stands for its best.pt (else
     last.pt). A file that is no checkpoint is bad input (exit 2), one this process
-    may not read is not (exit 1)."""
+    may not read is not (exit 1). `prog`: how a note names the command."""
     set_threads(args.threads)
     device = pick_device(args.device)
     path = expand(args.checkpoint)  # `~/r`: quoted, or after '='
     refuse_loop(path, "a checkpoint")  # else 'no such checkpoint file'
     refuse_dangling(path, "a checkpoint")
-    if os.path.isdir(path):  # the first there, whatever it is: a best.pt that
-        # was a folder, a FIFO or a link to a file gone was skipped for last.pt
-        found = [n for n in (os.path.join(path, n) for n in ("best.pt", "last.pt"))
-                 if os.path.lexists(n)]
-        if not found:
-            raise UsageError(f"{path} is a directory with no best.pt or last.pt in "
-                             "it (a run before its first checkpoint?); give a "
-                             "checkpoint")
-        path = found[0]
-        refuse_loop(path, "a checkpoint")
-        refuse_dangling(path, "a checkpoint")
+    run_dir = path if os.path.isdir(path) else None
+    path = run_checkpoint(run_dir) if run_dir else path
     what = not_regular(path)  # else 'empty file (0 bytes)'; a FIFO is not opened
     if what:
         raise UsageError(f"{path} is {what}, not a checkpoint file")
@@ -89,6 +82,8 @@ def open_checkpoint(args) -> tuple:
         raise
     except CheckpointError as e:  # missing, empty, not one, damaged: bad input
         raise UsageError(str(e)) from None
+    if run_dir and os.path.basename(path) == "last.pt":  # after every check
+        print(f"{prog}: {no_best(run_dir, ckpt['meta'])}", file=sys.stderr)
     return model, ckpt["meta"], path, device
 
 

@@ -155,7 +155,7 @@ def main(argv=None) -> int:
     if args.clamp_len is not None and (args.clamp_len < -1 or args.clamp_len == 0):
         raise UsageError(f"--clamp-len must be -1 (off) or >= 1, got {args.clamp_len}")
     check_distances(args.clamp_len, None)
-    model, meta, path, device = open_checkpoint(args)
+    model, meta, path, device = open_checkpoint(args, PROG)
     cfg, B = model.cfg, args.batch_size
     mode, L, M, changes, window = settings(args, model)
     if cfg.same_length and changes.get("same_length") is False and not args.json:

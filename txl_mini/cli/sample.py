@@ -62,7 +62,7 @@ def main(argv=None) -> int:
     prompt = vocab.encode(args.prompt)
     if prompt.numel() == 0:
         raise UsageError("--prompt: give at least one character")
-    model, meta, path, device = open_checkpoint(args)
+    model, meta, path, device = open_checkpoint(args, PROG)
     V = model.cfg.vocab_size  # a larger --top-k draws from all V, silently
     if args.top_k is not None and args.top_k > V:
         raise UsageError(f"--top-k must be <= {V}, the checkpoint's vocabulary size, "
