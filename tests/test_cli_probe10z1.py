@@ -101,12 +101,36 @@ def test_names_on_stdout_are_one_line_each(tmp_path, text):
 def test_a_run_without_best_pt_is_read_through_last_pt_with_a_note(paused, tmp_path):
     """Minor: evaluate and sample on a run directory stopped before its first
     validation (no best.pt) used its last.pt silently; --help says 'a run directory
-    (its best.pt)'. Now one note on stderr says so."""
+    (its best.pt)'. Now one note on stderr says so (not for evaluate --json or
+    sample --quiet, which leave out their other notes too)."""
     note = f"note: {paused} has no best.pt yet (stopped at step 2 of 4); using last.pt"
     res = txl("evaluate", paused, "--threads", "1", "--quiet", "--chars", "200")
     assert res.returncode == 0 and res.stdout.startswith(f"{paused}/last.pt: ")
     assert res.stderr == f"python -m txl_mini evaluate: {note}\n"
-    res = txl("sample", paused, "--threads", "1", "--quiet", "--chars", "5",
-              "--prompt", "the ")
+    res = txl("sample", paused, "--threads", "1", "--chars", "5", "--prompt", "the ")
     assert res.returncode == 0 and res.stdout.startswith("the ")
-    assert res.stderr == f"python -m txl_mini sample: {note}\n"
+    assert res.stderr.startswith(f"python -m txl_mini sample: {note}\n"
+                                 f"TransformerXL from {paused}/last.pt ")
+    for cmd, quiet in (("evaluate", "--json"), ("sample", "--quiet")):  # as their
+        res = txl(cmd, paused, "--threads", "1", quiet)  # other notes: none
+        assert res.returncode == 0 and res.stderr == "", res.stderr
+
+
+def test_broken_weights_print_nothing_on_stdout(paused, tmp_path):
+    """Minor: evaluate of a checkpoint whose weights are all NaN printed its header
+    line on stdout, then 'error: ... its weights are broken', exit 2; sample printed
+    its prompt 'the ' and an empty line first. Now stdout stays empty."""
+    import torch
+
+    ckpt = torch.load(paused / "last.pt", weights_only=False)
+    for t in ckpt["state_dict"].values():
+        if t.is_floating_point():
+            t.fill_(float("nan"))
+    torch.save(ckpt, tmp_path / "allnan.pt")
+    res = txl("evaluate", tmp_path / "allnan.pt", "--chars", "100", "--threads", "1",
+              "--quiet")
+    assert one_line(res, 2).endswith("its weights are broken, so there is no bpc to "
+                                     "report") and res.stdout == ""
+    res = txl("sample", tmp_path / "allnan.pt", "--chars", "5", "--threads", "1",
+              "--quiet", "--prompt", "the ")
+    assert one_line(res, 2).endswith("its weights are broken") and res.stdout == ""

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from dataclasses import fields
 
 import torch
@@ -29,7 +28,7 @@ from ..corpus import BOOK_CORPORA
 from ..model import TransformerXL, VanillaTransformer
 from .options import UsageError, pick_device, set_threads
 from .paths import expand, not_regular, refuse_dangling, refuse_loop
-from .saved import no_best, run_checkpoint
+from .saved import run_checkpoint
 from .settings import MAX_DISTANCE
 
 NoneType = type(None)
@@ -58,11 +57,11 @@ def corpus_name(corpus):
     return corpus
 
 
-def open_checkpoint(args, prog: str) -> tuple:
+def open_checkpoint(args) -> tuple:
     """evaluate's and sample's --threads, --device and checkpoint, in that order:
     (model, meta, path, device). A run directory stands for its best.pt (else
     last.pt). A file that is no checkpoint is bad input (exit 2), one this process
-    may not read is not (exit 1). `prog`: how a note names the command."""
+    may not read is not (exit 1)."""
     set_threads(args.threads)
     device = pick_device(args.device)
     path = expand(args.checkpoint)  # `~/r`: quoted, or after '='
@@ -82,8 +81,6 @@ def open_checkpoint(args, prog: str) -> tuple:
         raise
     except CheckpointError as e:  # missing, empty, not one, damaged: bad input
         raise UsageError(str(e)) from None
-    if run_dir and os.path.basename(path) == "last.pt":  # after every check
-        print(f"{prog}: {no_best(run_dir, ckpt['meta'])}", file=sys.stderr)
     return model, ckpt["meta"], path, device
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 
 from .options import UsageError
 from .paths import gone, refuse_dangling, refuse_loop
@@ -58,11 +59,15 @@ def run_checkpoint(run_dir: str) -> str:
     return found[0]
 
 
-def no_best(run_dir: str, meta: dict) -> str:
-    """The note for a run directory read through its last.pt: a run stopped before
-    its first validation has no best.pt, and its last.pt was used silently."""
+def note_last(path: str, meta: dict, given: str, prog: str) -> None:
+    """A run directory (`given`) read through its last.pt (`path`): one note on
+    stderr, once every check passed (a refusal stays one line). A run stopped
+    before its first validation has no best.pt; its last.pt was used silently."""
+    if not (os.path.isdir(given) and os.path.basename(path) == "last.pt"):
+        return
     done, tc = meta.get("steps"), meta.get("train_config")
     total = tc.get("steps") if isinstance(tc, dict) else None
     at = (f" (stopped at step {done}" + (f" of {total})" if isinstance(total, int)
                                          else ")") if isinstance(done, int) else "")
-    return f"note: {run_dir} has no best.pt yet{at}; using last.pt"
+    print(f"{prog}: note: {os.path.dirname(path)} has no best.pt yet{at}; using "
+          "last.pt", file=sys.stderr)
