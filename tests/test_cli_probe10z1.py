@@ -134,3 +134,20 @@ def test_broken_weights_print_nothing_on_stdout(paused, tmp_path):
     res = txl("sample", tmp_path / "allnan.pt", "--chars", "5", "--threads", "1",
               "--quiet", "--prompt", "the ")
     assert one_line(res, 2).endswith("its weights are broken") and res.stdout == ""
+
+
+def test_data_offline_takes_its_documented_minimum_with_default_distances(tmp_path):
+    """Minor: `data offline --chars 1000` (the documented minimum) was refused with
+    the default --distances ('--distances 512: no name fits that far apart in 1,000
+    characters'), while train --offline-chars 1000 builds that corpus, 512 empty.
+    Now the same corpus is written, and the empty distance said; one given is still
+    refused."""
+    res = txl("data", "offline", "--chars", "1000", "--out", tmp_path / "c.txt")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.splitlines()[-1] == ("  distance 512: none planted (too far "
+                                           "apart for 1,000 characters)")
+    assert (tmp_path / "c.txt").stat().st_size == 1000
+    res = txl("data", "offline", "--chars", "1000", "--distances", "64,700", "--out",
+              tmp_path / "d.txt")
+    assert one_line(res, 2).endswith("--distances 700: no name fits that far apart "
+                                     "in 1,000 characters; lower it or raise --chars")

@@ -24,6 +24,9 @@ from .stdout import StdoutFailed
 # A temporary file of ours untouched this long is dead: a live write renames its own
 # within seconds of creating it (the corpus is generated before the file is opened).
 STALE_TEMP_S = 60
+# the default --distances, the generator's (train's corpus): one that fits in no
+# --chars as small as 1,000 is left empty, as train leaves it, not refused
+DEFAULTS = make_offline_corpus.__kwdefaults__["distances"]
 
 
 def cmd_offline(args: argparse.Namespace) -> None:
@@ -85,7 +88,8 @@ def _write(args: argparse.Namespace, files: list, made: list):
     corpus = make_offline_corpus(args.chars, seed=args.seed, distances=args.distances)
     planted = {x.distance for x in corpus.deps}
     empty = [d for d in corpus.distances if d not in planted]
-    _refuse_far(empty, args.chars)  # before anything is written
+    if args.distances != DEFAULTS:  # train's corpus of that size plants none that
+        _refuse_far(empty, args.chars)  # far either: the default's is the same one
     _refuse_replacing(args, files, corpus.text, deps_tsv(corpus))
     try:
         write_offline_corpus(corpus, args.out, deps_path=args.deps_out)
@@ -115,8 +119,9 @@ def _report(args: argparse.Namespace, corpus) -> None:
     for d in corpus.distances:
         deps = [x for x in corpus.deps if x.distance == d]
         first = ", ".join(f"{x.cue}->{x.target}" for x in deps[:3])
-        print(f"  distance {d}: {plural(len(deps), 'planted name')} (cue->target: "
-              f"{first}, ...)")
+        print(f"  distance {d}: " + (f"{plural(len(deps), 'planted name')} "
+              f"(cue->target: {first}, ...)" if deps else "none planted (too far "
+              f"apart for {args.chars:,} characters)"))
     if args.deps_out:
         print(printable("dependencies (cue, target, length, distance) written "
                         f"to {args.deps_out}", sys.stdout))
