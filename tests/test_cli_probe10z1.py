@@ -62,6 +62,10 @@ def test_overwrite_twice_after_an_out_inside_the_run_dir(tmp_path, text):
         res = txl("train", *tiny(text, d), "--overwrite")
         assert res.returncode == 0, res.stderr
         assert not (d / "final.pt").exists()
+    res = txl("train", *tiny(text, tmp_path / "n"), "--out", tmp_path / "n/s/f.pt")
+    assert one_line(res, 2).endswith(f"--out {tmp_path}/n/s/f.pt is inside the run "
+                                     f"directory {tmp_path}/n; give a file outside it")
+    assert not (tmp_path / "n").exists()  # below its own: a folder --overwrite refused
 
 
 def test_bench_json_is_written_before_the_report_meets_a_closed_pipe(tmp_path):

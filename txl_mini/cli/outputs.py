@@ -74,12 +74,12 @@ def refuse_in_run(path: str, opt: str, own: tuple, run: str = "a run",
     """`opt PATH` is a run's file (refuse_run_file), or a new file in a run directory
     or a folder below it: the run was then 'not a run directory' for --overwrite (it
     held that file). `own_dir`: train's own --run-dir, where its --out may go (its
-    config.json records it)."""
+    config.json records it), but not into a folder below it (a new run's too)."""
     refuse_run_file(path, opt, own, run)
-    level = os.path.dirname(os.path.realpath(path))
-    skip = own_dir and os.path.realpath(own_dir)
+    level = first = os.path.dirname(os.path.realpath(path))
+    mine = own_dir and os.path.realpath(own_dir)
     while True:
-        if level != skip and is_run_dir(level):
+        if (level != first if level == mine else is_run_dir(level)):
             raise UsageError(f"{opt} {path} is inside the run directory {level}; "
                              "give a file outside it")
         if level == os.path.dirname(level):
