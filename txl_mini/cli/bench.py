@@ -13,7 +13,6 @@ of every measurement. This module holds the command line and the printed table.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import time
@@ -22,7 +21,6 @@ from contextlib import nullcontext
 import torch
 
 from ..config import preset
-from ..files import atomic_path
 from .bench_eval import (
     EVAL_LENS,
     SHAPES,
@@ -45,9 +43,9 @@ from .options import (
     pick_device,
     set_threads,
 )
-from .outputs import check_output
+from .outputs import check_output, refuse_in_run, write_json
 from .paths import refuse_empty, writable_folder
-from .rundir import remove_created
+from .rundir import OWN, remove_created
 
 PROG = "python -m txl_mini bench"
 
@@ -94,6 +92,7 @@ def check_args(args, made: list) -> torch.device:
     if args.json:  # checked before minutes of benchmarking; a missing folder is made,
         # as train's --out's is (each level in `made`); a link's target's folder
         folder = os.path.dirname(check_output(args.json, "--json"))
+        refuse_in_run(args.json, "--json", OWN)  # a run's last.pt, or its folder
         writable_folder(folder, f"--json {args.json}", made)
     device = pick_device(args.device)
     if device.type == "mps":  # auto on a Mac: the CPU (see --device)
@@ -134,21 +133,12 @@ def main(argv=None) -> int:
     made: list[str] = []  # --json's folders made here: gone again if it is not written
     try:
         result = run_bench(args, check_args(args, made))
-        print(format_report(result))
-        return write_json(args.json, result) if args.json else 0
+        failed = write_json(args.json, result) if args.json else None
+        print(format_report(result))  # after the JSON: `| head -1` closed the pipe
+        # here, exit 141, before the JSON was written (minutes of benchmarks lost)
+        return fail(PROG, failed, 1) if failed else 0
     finally:
         remove_created(made)  # those still empty: a refusal, Ctrl-C, a failed write
-
-
-def write_json(path: str, result: dict) -> int:
-    try:
-        with atomic_path(path) as tmp:  # never a half-written file
-            with open(tmp, "w") as f:
-                json.dump(result, f, indent=1)
-    except OSError as e:
-        return fail(PROG, f"error: cannot write {path}: {e.strerror or e} "
-                    "(the results are printed above)", 1)
-    return 0
 
 
 def run_bench(args, device: torch.device) -> dict:

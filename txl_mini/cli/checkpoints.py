@@ -28,6 +28,7 @@ from ..corpus import BOOK_CORPORA
 from ..model import TransformerXL, VanillaTransformer
 from .options import UsageError, pick_device, set_threads
 from .paths import expand, not_regular, refuse_dangling, refuse_loop
+from .saved import run_checkpoint
 from .settings import MAX_DISTANCE
 
 NoneType = type(None)
@@ -66,17 +67,8 @@ def open_checkpoint(args) -> tuple:
     path = expand(args.checkpoint)  # `~/r`: quoted, or after '='
     refuse_loop(path, "a checkpoint")  # else 'no such checkpoint file'
     refuse_dangling(path, "a checkpoint")
-    if os.path.isdir(path):  # the first there, whatever it is: a best.pt that
-        # was a folder, a FIFO or a link to a file gone was skipped for last.pt
-        found = [n for n in (os.path.join(path, n) for n in ("best.pt", "last.pt"))
-                 if os.path.lexists(n)]
-        if not found:
-            raise UsageError(f"{path} is a directory with no best.pt or last.pt in "
-                             "it (a run before its first checkpoint?); give a "
-                             "checkpoint")
-        path = found[0]
-        refuse_loop(path, "a checkpoint")
-        refuse_dangling(path, "a checkpoint")
+    run_dir = path if os.path.isdir(path) else None
+    path = run_checkpoint(run_dir) if run_dir else path
     what = not_regular(path)  # else 'empty file (0 bytes)'; a FIFO is not opened
     if what:
         raise UsageError(f"{path} is {what}, not a checkpoint file")

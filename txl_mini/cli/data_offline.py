@@ -13,9 +13,10 @@ from ..data import MAX_OFFLINE_CHARS
 from ..files import remove_stale_temps
 from ..text8 import DataError
 from . import plural
+from .errors import printable
 from .lock import LOCK_NAME
 from .options import UsageError, check_seed
-from .outputs import check_output, refuse_run_file
+from .outputs import check_output, refuse_in_run
 from .paths import expand, not_a_folder, refuse_empty, same_file, writable_folder
 from .rundir import FILES, remove_created
 from .stdout import StdoutFailed
@@ -23,6 +24,9 @@ from .stdout import StdoutFailed
 # A temporary file of ours untouched this long is dead: a live write renames its own
 # within seconds of creating it (the corpus is generated before the file is opened).
 STALE_TEMP_S = 60
+# the default --distances, the generator's (train's corpus): one that fits in no
+# --chars as small as 1,000 is left empty, as train leaves it, not refused
+DEFAULTS = make_offline_corpus.__kwdefaults__["distances"]
 
 
 def cmd_offline(args: argparse.Namespace) -> None:
@@ -47,8 +51,8 @@ def cmd_offline(args: argparse.Namespace) -> None:
     outs = [(o, p) for o, p in (("--out", args.out), ("--deps-out", args.deps_out))
             if p is not None]
     real = [check_output(path, opt) for opt, path in outs]
-    for opt, path in outs:  # a run's checkpoint or record: as train's --out is
-        refuse_run_file(path, opt, FILES + (LOCK_NAME,), run="a run")
+    for opt, path in outs:  # a run's checkpoint, or a file in its folder: as train's
+        refuse_in_run(path, opt, FILES + (LOCK_NAME,))  # --out is
     if len(real) == 2 and same_file(*real):  # the TSV would replace the corpus
         raise UsageError(f"--deps-out {args.deps_out} is the same file as --out "
                          f"{args.out}; give the dependencies a file of their own")
@@ -84,7 +88,8 @@ def _write(args: argparse.Namespace, files: list, made: list):
     corpus = make_offline_corpus(args.chars, seed=args.seed, distances=args.distances)
     planted = {x.distance for x in corpus.deps}
     empty = [d for d in corpus.distances if d not in planted]
-    _refuse_far(empty, args.chars)  # before anything is written
+    if args.distances != DEFAULTS:  # train's corpus of that size plants none that
+        _refuse_far(empty, args.chars)  # far either: the default's is the same one
     _refuse_replacing(args, files, corpus.text, deps_tsv(corpus))
     try:
         write_offline_corpus(corpus, args.out, deps_path=args.deps_out)
@@ -108,16 +113,18 @@ def _refuse_replacing(args: argparse.Namespace, files: list, *contents) -> None:
 
 
 def _report(args: argparse.Namespace, corpus) -> None:
-    print(f"wrote {len(corpus.text):,} chars of corpus '{corpus.name}' "
-          f"(seed {args.seed}) to {args.out}")
+    # a name with a newline split the line in two: escaped, as on stderr
+    print(printable(f"wrote {len(corpus.text):,} chars of corpus '{corpus.name}' "
+                    f"(seed {args.seed}) to {args.out}", sys.stdout))
     for d in corpus.distances:
         deps = [x for x in corpus.deps if x.distance == d]
         first = ", ".join(f"{x.cue}->{x.target}" for x in deps[:3])
-        print(f"  distance {d}: {plural(len(deps), 'planted name')} (cue->target: "
-              f"{first}, ...)")
+        print(f"  distance {d}: " + (f"{plural(len(deps), 'planted name')} "
+              f"(cue->target: {first}, ...)" if deps else "none planted (too far "
+              f"apart for {args.chars:,} characters)"))
     if args.deps_out:
-        print("dependencies (cue, target, length, distance) written to "
-              f"{args.deps_out}")
+        print(printable("dependencies (cue, target, length, distance) written "
+                        f"to {args.deps_out}", sys.stdout))
 
 
 def _refuse_far(distances: list[int], chars: int) -> None:

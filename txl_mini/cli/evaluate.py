@@ -32,6 +32,7 @@ from .options import (
     command,
 )
 from .paths import expand, refuse_empty
+from .saved import note_last
 from .settings import check_distances, check_settings
 
 PROG = "python -m txl_mini evaluate"
@@ -187,14 +188,20 @@ def main(argv=None) -> int:
     # the key/value cache serves XL's segments
     cache = (mode == "segments" and not args.no_cache and M > 0
              and type(model).__name__ == "TransformerXL")
-    if not args.json:
-        memory = "" if mode == "sliding" else f", M={M}"  # the window has none
-        same = f", same_length window {window}" if window else ""
-        text = f"{corpus_path}, " if corpus_path else ""  # a file, as train names it
-        print(printable(f"{path}: {type(model).__name__}, {mode}, L={L}{memory}{same}"
-                        f"{', key/value cache' if cache else ''}; corpus: {corpus} "
-                        f"({text}{args.split}, first {len(tokens):,} characters)",
-                        sys.stdout), flush=True)  # one line, whatever the names hold
+    if not args.json:  # a run's last.pt said, as the same_length note: not for --json
+        note_last(path, meta, expand(args.checkpoint), PROG)
+    memory = "" if mode == "sliding" else f", M={M}"  # the window has none
+    same = f", same_length window {window}" if window else ""
+    text = f"{corpus_path}, " if corpus_path else ""  # a file, as train names it
+    header = printable(f"{path}: {type(model).__name__}, {mode}, L={L}{memory}{same}"
+                       f"{', key/value cache' if cache else ''}; corpus: {corpus} "
+                       f"({text}{args.split}, first {len(tokens):,} characters)",
+                       sys.stdout)  # one line, whatever the names hold
+    # first (a stdout that fails stops us before the work), unless a weight is NaN
+    # or infinite: the loss then is, and the error came after this line on stdout
+    early = not args.json and all(torch.isfinite(p).all() for p in model.parameters())
+    if early:
+        print(header, flush=True)
     if mode == "sliding":
         res = evaluate_sliding_window(model, tokens, context=L,
                                       batch_size=wide, progress=show,
@@ -219,7 +226,7 @@ def main(argv=None) -> int:
                           "bpc": res.bpc, "n_tokens": res.n_tokens,
                           "seconds": res.seconds, "device": str(device)}))
     else:
-        print(res)
+        print(*([] if early else [header]), res, sep="\n")
     return 0
 
 

@@ -1,14 +1,16 @@
 """The files a command will write, checked before any work: a folder we can write
 into, a name the file system takes, and no file that is something else (a device,
-a FIFO, another run's checkpoint), each refused with one line, exit 2."""
+a FIFO, another run's checkpoint, a file inside a run directory), each refused with
+one line, exit 2."""
 
 from __future__ import annotations
 
 import errno
+import json
 import os
 import tempfile
 
-from ..files import name_too_long, write_target
+from ..files import atomic_path, name_too_long, write_target
 from .errors import UsageError
 
 PROBE = ".probe-"  # an empty file that checks a directory is writable
@@ -67,6 +69,43 @@ def refuse_run_file(path: str, opt: str, own: tuple, run: str = "another run") -
                          "file outside it")
 
 
+def refuse_in_run(path: str, opt: str, own: tuple, run: str = "a run",
+                  own_dir: str | None = None) -> None:
+    """`opt PATH` is a run's file (refuse_run_file), or a new file in a run directory
+    or a folder below it: the run was then 'not a run directory' for --overwrite (it
+    held that file). `own_dir`: train's own --run-dir, where its --out may go (its
+    config.json records it), but not into a folder below it (a new run's too)."""
+    refuse_run_file(path, opt, own, run)
+    level = first = os.path.dirname(os.path.realpath(path))
+    mine = own_dir and os.path.realpath(own_dir)
+    while True:
+        if (level != first if level == mine else is_run_dir(level)):
+            raise UsageError(f"{opt} {path} is inside the run directory {level}; "
+                             "give a file outside it")
+        if level == os.path.dirname(level):
+            return
+        level = os.path.dirname(level)
+
+
+# fields every config.json of train holds (beside model_class, a string); a
+# hand-made {"args": {}, "model": {}, "corpus": {}} passed, and --overwrite then
+# replaced the user's own last.pt or metrics.jsonl beside it
+RUN_FIELDS = {"args": {"steps", "run_dir", "preset"}, "model": {"n_layer", "d_model"},
+              "corpus": {"name"}}
+
+
+def is_run_dir(d: str) -> bool:
+    """True if `d` holds a config.json written by `python -m txl_mini train`."""
+    try:
+        with open(os.path.join(d, "config.json")) as f:
+            config = json.load(f)
+    except (OSError, ValueError):
+        return False
+    return (isinstance(config, dict) and isinstance(config.get("model_class"), str)
+            and all(isinstance(config.get(k), dict) and keys <= set(config[k])
+                    for k, keys in RUN_FIELDS.items()))
+
+
 def unreachable(folder: str) -> str | None:
     """Why a folder to write into (text8's cache) cannot even be looked at or made,
     else None: a name too long (a traceback from pathlib's exists(), exit 1), a
@@ -85,4 +124,17 @@ def unreachable(folder: str) -> str | None:
             return f"{level} is not a directory; give another folder"
         if e.errno not in (errno.ENOENT, errno.ELOOP):
             return f"{e.strerror}; give another folder"
+    return None
+
+
+def write_json(path: str, result: dict) -> str | None:
+    """bench --json: the results written to `path`, else why not (the caller says
+    it after its report)."""
+    try:
+        with atomic_path(path) as tmp:  # never a half-written file
+            with open(tmp, "w") as f:
+                json.dump(result, f, indent=1)
+    except OSError as e:
+        return (f"error: cannot write {path}: {e.strerror or e} (the results are "
+                "printed above)")
     return None

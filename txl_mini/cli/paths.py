@@ -13,7 +13,7 @@ from .options import UsageError
 from .outputs import (
     check_output,
     check_writable,
-    refuse_run_file,
+    refuse_in_run,
     refuse_stdout,
     unreachable,
 )
@@ -233,7 +233,7 @@ def check_out(out: str, d: str, own: tuple) -> str:
     if real in {os.path.realpath(os.path.join(d, n)) for n in own}:
         raise UsageError(f"--out {out} is the run directory's own "
                          f"{os.path.basename(real)}; give a file outside {d}")
-    refuse_run_file(out, "--out", own)
+    refuse_in_run(out, "--out", own, "another run", own_dir=d)
     if os.path.isdir(out):
         raise UsageError(f"--out {out} is a directory; give a file name like "
                          f"{os.path.join(out, 'model.pt')}")

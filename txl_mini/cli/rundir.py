@@ -18,42 +18,30 @@ from dataclasses import asdict
 
 from ..files import TEMP_SUFFIX, atomic_path, name_too_long, remove_stale_temps
 from . import plural
+from .errors import printable
 from .lock import LOCK_NAME, RunLock
 from .options import UsageError
-from .outputs import PROBE, check_writable
+from .outputs import PROBE, check_writable, is_run_dir
 from .paths import check_out, refuse_special, refuse_text_as_out, writable_folder
 from .stop import held
 
 FILES = ("config.json", "metrics.jsonl", "curves.png", "last.pt", "best.pt")
-
-
-# fields every config.json of train holds (beside model_class, a string); a
-# hand-made {"args": {}, "model": {}, "corpus": {}} passed, and --overwrite then
-# replaced the user's own last.pt or metrics.jsonl beside it
-RUN_FIELDS = {"args": {"steps", "run_dir", "preset"}, "model": {"n_layer", "d_model"},
-              "corpus": {"name"}}
-
-
-def is_run_dir(d: str) -> bool:
-    """True if `d` holds a config.json written by `python -m txl_mini train`."""
-    try:
-        with open(os.path.join(d, "config.json")) as f:
-            config = json.load(f)
-    except (OSError, ValueError):
-        return False
-    return (isinstance(config, dict) and isinstance(config.get("model_class"), str)
-            and all(isinstance(config.get(k), dict) and keys <= set(config[k])
-                    for k, keys in RUN_FIELDS.items()))
+OWN = FILES + (LOCK_NAME,)  # every name a run's folder holds
 
 
 def _foreign(d: str, out: str | None) -> list[str]:
     """What in `d` is neither a run's file, nor --out (now or as config.json records
     it: the run wrote it there), nor one of our temporaries or the lock."""
-    ours = set(FILES) | {LOCK_NAME} | {
-        os.path.basename(o) for o in (out, _out_of(d))
-        if o and os.path.realpath(os.path.dirname(o)) == os.path.realpath(d)}
+    ours = set(OWN) | {n for o in (out, _out_of(d)) if (n := _in(d, o))}
     return sorted(n for n in os.listdir(d) if n not in ours and not (
         n.startswith(".") and n.endswith(TEMP_SUFFIX)) and not n.startswith(PROBE))
+
+
+def _in(d: str, out: str | None) -> str | None:
+    """The name of the file `out` if it is in the folder `d`, else None."""
+    if out and os.path.realpath(os.path.dirname(out)) == os.path.realpath(d):
+        return os.path.basename(out)
+    return None
 
 
 def _out_of(d: str) -> str | None:
@@ -129,8 +117,12 @@ def _check_new(args, d: str, created: list, named: str) -> None:
 
 
 def clear_run_dir(d: str) -> None:
-    """--overwrite: remove the old run's files (only ours), once every check passed."""
-    for f in FILES:
+    """--overwrite: remove the old run's files (only ours), once every check passed;
+    its --out too if it wrote that into `d` (config.json records it): kept, and
+    recorded by no config.json since, it made `d` 'not a run directory (it holds
+    final.pt)' for the --overwrite after. Removed first: config.json names it."""
+    old = _in(d, _out_of(d))
+    for f in ((old,) if old else ()) + FILES:
         if os.path.exists(os.path.join(d, f)):
             os.remove(os.path.join(d, f))
 
@@ -206,9 +198,10 @@ def append_metrics(run_dir: str, record: dict) -> None:
 
 def summary(args, run, valid) -> None:
     last = run.history[-1].get("val_bpc", 0)
-    print(f"trained {plural(run.tc.steps, 'step')}; validation {last:.3f} bpc on "
-          f"{len(valid):,} {args.corpus} chars (best {run.best:.3f}); wrote "
-          f"{run.dir}/last.pt and best.pt" + (f" and {args.out}" if args.out else ""))
+    print(printable(f"trained {plural(run.tc.steps, 'step')}; validation {last:.3f} "
+                    f"bpc on {len(valid):,} {args.corpus} chars (best {run.best:.3f}); "
+                    f"wrote {run.dir}/last.pt and best.pt"
+                    + (f" and {args.out}" if args.out else ""), sys.stdout))
     if importlib.util.find_spec("matplotlib") is None:  # not a plot that failed
         print("note: matplotlib is not installed, so no curves.png was drawn")
 
@@ -219,12 +212,12 @@ def announce(args, run, corpus, tokens, device, world, saved=None) -> None:
     and the trimmed metrics (a resumed one), a note if warm-up outlasts it."""
     where = f" ({args.path})" if args.path else ""
     again = f"; resuming at step {run.step}" if args.resume else ""
-    print(f"corpus: {args.corpus}{where}, {len(tokens):,} training chars; device: "
-          f"{device} x {world} process{'es' if world > 1 else ''}"
-          + (f", {plural(args.threads, 'thread')}" if device.type == "cpu" else "") +
-          f"; {type(run.model).__name__} with "
-          f"{run.model.num_params():,} parameters; run dir: {run.dir}{again}",
-          flush=True)
+    print(printable(
+        f"corpus: {args.corpus}{where}, {len(tokens):,} training chars; device: "
+        f"{device} x {world} process{'es' if world > 1 else ''}"
+        + (f", {plural(args.threads, 'thread')}" if device.type == "cpu" else "") +
+        f"; {type(run.model).__name__} with {run.model.num_params():,} parameters; "
+        f"run dir: {run.dir}{again}", sys.stdout), flush=True)
     if args.resume:  # drop lines logged after last.pt (a crash leaves some)
         write_text(os.path.join(run.dir, "metrics.jsonl"),
                    "".join(json.dumps(h) + "\n" for h in run.history))

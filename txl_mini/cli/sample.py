@@ -22,7 +22,8 @@ from .options import (
     check_seed,
     command,
 )
-from .paths import refuse_empty
+from .paths import expand, refuse_empty
+from .saved import note_last
 
 PROG = "python -m txl_mini sample"
 
@@ -76,7 +77,8 @@ def main(argv=None) -> int:
                          "drop it")
     use_cache = not args.no_cache and not vanilla
     how = "key/value cache" if use_cache else "re-running the window"
-    if not args.quiet:
+    if not args.quiet:  # a run's last.pt said, with the line about the model
+        note_last(path, meta, expand(args.checkpoint), PROG)
         corpus = _shown(corpus_name(meta.get("corpus", "?")))
         print(f"{type(model).__name__} from {path} (corpus: {corpus}); {how}",
               file=sys.stderr)
@@ -85,9 +87,11 @@ def main(argv=None) -> int:
         print(f"--prompt: reading its last {len(prompt) - first:,} of "
               f"{len(prompt):,} characters, all the next one can depend on",
               file=sys.stderr)
-    sys.stdout.write(args.prompt)
+    shown = []  # the prompt, with the first character: NaN logits from broken
 
-    def stream(i: int) -> None:
+    def stream(i: int) -> None:  # weights come at once, and leave stdout empty
+        if not shown:
+            shown.append(sys.stdout.write(args.prompt))
         sys.stdout.write(vocab.chars[i])
         sys.stdout.flush()
 
@@ -98,7 +102,7 @@ def main(argv=None) -> int:
     except ValueError as e:  # NaN logits (the rest is checked before): weights
         raise UsageError(f"{path}: {e}") from None  # that are broken, exit 2
     finally:  # NaN logits (a broken checkpoint) end the text too
-        print(flush=True)
+        print(end="\n" if shown else "", flush=True)
     if not args.quiet:
         seconds = time.perf_counter() - start
         print(f"{plural(args.chars, 'character')} in {seconds:.2f} s", file=sys.stderr)

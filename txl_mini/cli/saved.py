@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 
 from .options import UsageError
-from .paths import gone
+from .paths import gone, refuse_dangling, refuse_loop
 from .rundir import write_text
 
 
@@ -42,3 +43,31 @@ def refuse_lost(run_dir: str, config: dict) -> None:
         f"{path} {gone(path)}, but the run wrote it at "
         f"step {step} (config.json records it); put it back to continue, or start "
         f"the run again with --run-dir {run_dir} --overwrite and its options")
+
+
+def run_checkpoint(run_dir: str) -> str:
+    """evaluate's and sample's checkpoint in a run directory: the first there of
+    best.pt and last.pt, whatever it is (a best.pt that was a folder, a FIFO or a
+    link to a file gone was skipped for last.pt)."""
+    found = [n for n in (os.path.join(run_dir, n) for n in ("best.pt", "last.pt"))
+             if os.path.lexists(n)]
+    if not found:
+        raise UsageError(f"{run_dir} is a directory with no best.pt or last.pt in "
+                         "it (a run before its first checkpoint?); give a checkpoint")
+    refuse_loop(found[0], "a checkpoint")
+    refuse_dangling(found[0], "a checkpoint")
+    return found[0]
+
+
+def note_last(path: str, meta: dict, given: str, prog: str) -> None:
+    """A run directory (`given`) read through its last.pt (`path`): one note on
+    stderr, once every check passed (a refusal stays one line). A run stopped
+    before its first validation has no best.pt; its last.pt was used silently."""
+    if not (os.path.isdir(given) and os.path.basename(path) == "last.pt"):
+        return
+    done, tc = meta.get("steps"), meta.get("train_config")
+    total = tc.get("steps") if isinstance(tc, dict) else None
+    at = (f" (stopped at step {done}" + (f" of {total})" if isinstance(total, int)
+                                         else ")") if isinstance(done, int) else "")
+    print(f"{prog}: note: {os.path.dirname(path)} has no best.pt yet{at}; using "
+          "last.pt", file=sys.stderr)
