@@ -146,12 +146,6 @@ def run_process(argv: list) -> None:
     exit_done(main(argv))
 
 
-def run_module(name: str) -> None:
-    """`python -m txl_mini.cli.NAME ...` is `python -m txl_mini NAME ...`, through
-    main() above: its closed pipe and Ctrl-C end the same way."""
-    run_process([name, *sys.argv[1:]])
-
-
 def _launch() -> None:
     """`python -m txl_mini.cli.NAME ...` imports this package before NAME's module,
     whose `import torch` comes first: a torch that cannot load was its traceback
@@ -166,7 +160,7 @@ def _launch() -> None:
                 if a.startswith("-m")), "")
     name = run.removeprefix(f"{__name__}.")
     if name in COMMANDS and run != name:
-        run_module(name)  # exits with the command's status
+        run_process([name, *sys.argv[1:]])  # exits with the command's status
 
 
 def exit_done(code: int) -> None:
