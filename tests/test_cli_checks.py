@@ -125,7 +125,9 @@ def resume(r, *more):
 @pytest.mark.parametrize("out, line", [
     ("/proc/x.pt", "--out: cannot write to /proc: "),
     ("/proc/no_dir/x.pt", "--out: cannot write to /proc/no_dir: "),
-    ("{r}/config.json/x.pt", "--out: cannot write to {r}/config.json: "),
+    # below the run's own folder: refused as any output inside a run directory
+    ("{r}/config.json/x.pt", "--out {r}/config.json/x.pt is inside the run directory "
+     "{r}; give a file outside it"),
     ("{tmp}", "--out {tmp} is a directory; give a file name"),
 ])
 def test_out_is_checked_when_a_run_resumes(paused, tmp_path, out, line):
