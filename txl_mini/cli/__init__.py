@@ -146,21 +146,10 @@ def run_process(argv: list) -> None:
     exit_done(main(argv))
 
 
-def _launch() -> None:
-    """`python -m txl_mini.cli.NAME ...` imports this package before NAME's module,
-    whose `import torch` comes first: a torch that cannot load was its traceback
-    there. The command is run from here instead, as `python -m txl_mini NAME` runs
-    it (one line for that import, cli._command), and the process exits. (The library
-    package may not import this one: test_layout; hence here, not in its
-    _refuse_launch, whose way of reading the launch this follows.)"""
-    if getattr(sys, "argv", [None])[:1] != ["-m"]:  # only while -m looks for NAME
-        return
-    flags = getattr(sys, "orig_argv", [])
-    run = next((a.removeprefix("-m") or b for a, b in zip(flags, flags[1:] + [""])
-                if a.startswith("-m")), "")
-    name = run.removeprefix(f"{__name__}.")
-    if name in COMMANDS and run != name:
-        run_process([name, *sys.argv[1:]])  # exits with the command's status
+def run_module(name: str) -> None:
+    """`python -m txl_mini.cli.NAME ...` is `python -m txl_mini NAME ...`, through
+    main() above: its closed pipe and Ctrl-C end the same way."""
+    run_process([name, *sys.argv[1:]])
 
 
 def exit_done(code: int) -> None:
@@ -172,6 +161,3 @@ def exit_done(code: int) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, signal.SIG_IGN)
     sys.exit(code)
-
-
-_launch()  # last: everything above is defined

@@ -230,3 +230,9 @@ def format_report(r: dict) -> str:
     if r.get("profile"):
         lines.append(format_profile(r["profile"]))
     return "\n".join(lines)
+
+
+if __name__ == "__main__":  # python -m txl_mini.cli.bench: the same command
+    from . import run_module  # through the package's main (Ctrl-C, a closed pipe)
+
+    run_module("bench")

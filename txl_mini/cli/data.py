@@ -149,3 +149,9 @@ def _parser() -> Parser:
         "that is there (one that holds just what would be written is replaced anyway)")
     p.set_defaults(fn=cmd_offline, parser=p)
     return ap
+
+
+if __name__ == "__main__":  # python -m txl_mini.cli.data: the same command
+    from . import run_module  # through the package's main (Ctrl-C, a closed pipe)
+
+    run_module("data")

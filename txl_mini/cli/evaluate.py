@@ -240,3 +240,9 @@ def where_nan(res) -> str:
         return f" over {res.n_tokens:,} characters"
     return (f" for {res.n_nonfinite:,} of {res.n_tokens:,} characters, the first at "
             f"character {int(first[0]) + 1:,}")
+
+
+if __name__ == "__main__":  # python -m txl_mini.cli.evaluate: the same command
+    from . import run_module  # through the package's main (Ctrl-C, a closed pipe)
+
+    run_module("evaluate")

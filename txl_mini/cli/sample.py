@@ -127,3 +127,9 @@ def _shown(corpus) -> str:
     """A corpus name, or a record of another's settings cut to a readable length."""
     text = str(corpus)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+if __name__ == "__main__":  # python -m txl_mini.cli.sample: the same command
+    from . import run_module  # through the package's main (Ctrl-C, a closed pipe)
+
+    run_module("sample")

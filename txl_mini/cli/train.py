@@ -238,3 +238,9 @@ def _one_line(e: BaseException, run_dir, trained: bool) -> tuple[str, int]:
     if e.errno in WRITE_ERRORS:  # a full disk, a directory that went away
         what = "cannot write " + what
     return f"error: {what}; {rundir.kept(run_dir)}", 1
+
+
+if __name__ == "__main__":  # python -m txl_mini.cli.train: the same command
+    from . import run_module  # through the package's main (Ctrl-C, a closed pipe)
+
+    run_module("train")
