@@ -144,3 +144,12 @@ def test_tqdm_settings_that_garble_the_display_are_refused(tmp_path, text, setti
         f"python -m txl_mini train: error: {name}={value!r} in the environment: tqdm "
         f"cannot draw a progress bar with it ({why}); fix or unset it")
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("colour", ["green", "#00ff00"])
+def test_a_tqdm_colour_is_no_cursor_movement(colour):
+    """An eleventh probe: TQDM_COLOUR=green (any real colour) was refused as 'it moves
+    the cursor with escape codes': the check took a colour's ESC[32m for one. Only
+    codes that move the cursor or erase (ESC[A ...) are refused now."""
+    res = txl_env({"TQDM_COLOUR": colour}, "train", "--help")
+    assert res.returncode == 0 and res.stderr == "", res.stderr

@@ -14,6 +14,7 @@ import contextlib
 import inspect
 import io
 import os
+import re
 import sys
 import warnings
 
@@ -85,7 +86,7 @@ def _garbled(text: str) -> str | None:
     the cursor (TQDM_POSITION=-3 wrote ESC[A and blank lines), or end with its bar
     still on the line (TQDM_DELAY=inf: close() skips the newline of a bar drawn
     before the delay, and the shell's prompt joined it)."""
-    if "\x1b" in text:
+    if re.search("\x1b\\[[0-9;]*[A-HJKST]", text):  # not colours (ESC[32m ... m)
         return "it moves the cursor with escape codes"
     line = [part for part in text.rsplit("\n", 1)[-1].split("\r") if part]
     if line and line[-1].strip():  # a bar not cleared (TQDM_LEAVE=0 clears it)
