@@ -1,7 +1,7 @@
 """The tenth hostile probe of the command lines, findings of helper fix-31z2 (and the
-eleventh's: a signal under `python -m txl_mini.cli.NAME`), bench --profile's C++ lines, matplotlib's
-font lines, one-line usage errors, tqdm's warnings, a text with no letters
-(subprocesses; each test failed before its fix)."""
+eleventh's: a signal under `python -m txl_mini.cli.NAME`), bench --profile's C++
+lines, matplotlib's font lines, one-line usage errors, tqdm's warnings, a text with
+no letters (subprocesses; each test failed before its fix)."""
 
 import os
 import signal
