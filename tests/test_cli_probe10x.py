@@ -153,3 +153,13 @@ def test_a_tqdm_colour_is_no_cursor_movement(colour):
     codes that move the cursor or erase (ESC[A ...) are refused now."""
     res = txl_env({"TQDM_COLOUR": colour}, "train", "--help")
     assert res.returncode == 0 and res.stderr == "", res.stderr
+
+
+@pytest.mark.parametrize("command", ["train", "evaluate", "sample", "data", "bench"])
+def test_help_under_python_oo(command):
+    """An eleventh probe: `python -OO -m txl_mini bench --help` (docstrings stripped)
+    ended in "'NoneType' object has no attribute 'splitlines'": bench's description
+    came from its module's docstring."""
+    res = py("-OO", "-m", "txl_mini", command, "--help")
+    assert res.returncode == 0 and res.stderr == "", res.stderr
+    assert res.stdout.startswith(f"usage: python -m txl_mini {command}"), res.stdout

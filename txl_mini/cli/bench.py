@@ -51,7 +51,7 @@ PROG = "python -m txl_mini bench"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = Parser(prog=PROG, description=__doc__.splitlines()[0])
+    ap = Parser(prog=PROG, description=(__doc__ or "").partition("\n")[0])  # -OO: None
     add = ap.add_argument
     add("--quick", action="store_true", help="small smoke run (< 60 s on a CPU)")
     add("--json", metavar="PATH", help="also write the results as JSON here")
