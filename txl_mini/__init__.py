@@ -34,7 +34,8 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 _COMMANDS = ("train", "evaluate", "sample", "data", "bench")  # as cli/__init__.py's
-# `python -m txl_mini.cli.train ...` is `python -m txl_mini train ...` (cli._launch)
+# `python -m txl_mini.cli.train ...` runs `python -m txl_mini train ...` (its module's
+# __main__ block)
 _ENTRY_POINTS = [f"cli.{c}" for c in _COMMANDS]
 
 

@@ -14,11 +14,10 @@ from ..files import remove_stale_temps
 from ..text8 import DataError
 from . import plural
 from .errors import printable
-from .lock import LOCK_NAME
 from .options import UsageError, check_seed
 from .outputs import check_output, refuse_in_run
 from .paths import expand, not_a_folder, refuse_empty, same_file, writable_folder
-from .rundir import FILES, remove_created
+from .rundir import OWN, remove_created
 from .stdout import StdoutFailed
 
 # A temporary file of ours untouched this long is dead: a live write renames its own
@@ -52,7 +51,7 @@ def cmd_offline(args: argparse.Namespace) -> None:
             if p is not None]
     real = [check_output(path, opt) for opt, path in outs]
     for opt, path in outs:  # a run's checkpoint, or a file in its folder: as train's
-        refuse_in_run(path, opt, FILES + (LOCK_NAME,))  # --out is
+        refuse_in_run(path, opt, OWN)  # --out is
     if len(real) == 2 and same_file(*real):  # the TSV would replace the corpus
         raise UsageError(f"--deps-out {args.deps_out} is the same file as --out "
                          f"{args.out}; give the dependencies a file of their own")

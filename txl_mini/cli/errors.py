@@ -9,6 +9,8 @@ import re
 import resource
 import sys
 
+from .stdout import writable
+
 # What torch's allocators say when they fail: the CPU's DefaultCPUAllocator ("can't
 # allocate memory"), a C++ std::bad_alloc, CUDA's OutOfMemoryError ("out of memory").
 OOM_WORDS = ("can't allocate memory", "bad_alloc", "out of memory")
@@ -29,14 +31,13 @@ def printable(text: str, stream) -> str:
     """`text` as one line that `stream` can write: control characters escaped as
     repr writes them (a path with a newline broke the line in two), a byte of a file
     name the locale cannot decode (os.fsdecode's surrogate) as \\xfe, and what
-    the stream's encoding lacks (PYTHONIOENCODING=ascii) as \\xe9 too."""
-    enc = getattr(stream, "encoding", None) or "utf-8"
+    the stream's encoding lacks (PYTHONIOENCODING=ascii) as \\xe9 too (the last two
+    as the command's stdout and stderr write them: stdout.writable)."""
     # the same byte as argparse's repr() of it wrote it ('\\udcff' in "invalid choice")
     text = re.sub(r"(?<!\\)((?:\\\\)*)\\udc([89a-f][0-9a-f])", r"\1\\x\2", text)
-    text = "".join(c if c.isprintable() else
-                   f"\\x{ord(c) - 0xDC00:02x}" if "\udc80" <= c <= "\udcff" else
+    text = "".join(c if c.isprintable() or "\udc80" <= c <= "\udcff" else
                    repr(c)[1:-1] for c in text)
-    return text.encode(enc, "backslashreplace").decode(enc)
+    return writable(text, stream)
 
 
 class UsageError(Exception):

@@ -24,10 +24,9 @@ from ..checkpoint import (
     save_checkpoint,
 )
 from .checkpoints import check_meta, check_state, read_input
-from .lock import LOCK_NAME
 from .options import UsageError, flag
 from .paths import check_out, refuse_special, writable_folder
-from .rundir import FILES, naming, remove_created
+from .rundir import OWN, naming, remove_created
 from .saved import refuse_lost
 
 # the only options a resumed run may change; --path only to the same text (its sha1
@@ -44,7 +43,7 @@ def restore_options(args, argv, parser: argparse.ArgumentParser, check) -> dict:
     config.json. `check(args)` checks the values, as on the command line (where it
     raises, config.json was edited). A different --threads continues the run, but
     not bitwise exactly."""
-    refuse_special(args.resume, FILES + (LOCK_NAME,))  # before config.json is read
+    refuse_special(args.resume, OWN)  # before config.json is read
     if not os.path.isfile(os.path.join(args.resume, "config.json")):
         raise UsageError(f"--resume {args.resume}: no config.json there; is it a run "
                          "directory written by python -m txl_mini train?")
@@ -187,7 +186,7 @@ def _finish_out(out: str, run_dir: str, ckpt: dict, device) -> str:
     run's last step would write it; a good checkpoint of another model is refused,
     not replaced (someone's model, put there by hand). Returns what was done."""
     path = os.path.join(run_dir, "last.pt")
-    real = check_out(out, run_dir, FILES + (LOCK_NAME,))  # a FIFO, a dead link...
+    real = check_out(out, run_dir, OWN)  # a FIFO, a dead link...
     why = None
     if os.path.exists(out):
         try:

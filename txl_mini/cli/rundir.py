@@ -65,8 +65,8 @@ def prepare_run_dir(args, created: list, locks: list, named: str = "--run-dir"):
     """
     d = args.run_dir
     _refuse_long(d, named)
-    refuse_special(d, FILES + (LOCK_NAME,))  # before anything opens one
-    out = check_out(args.out, d, FILES + (LOCK_NAME,)) if args.out else None
+    refuse_special(d, OWN)  # before anything opens one
+    out = check_out(args.out, d, OWN) if args.out else None
     refuse_text_as_out(args.out, args.path)
     if not args.resume:  # a resumed DIR is checked by the resume options
         _check_new(args, d, created, named)
@@ -84,7 +84,7 @@ def _refuse_long(d: str, named: str) -> None:
     """A run directory whose path leaves no room for its files' names (under
     PATH_MAX itself, DIR/metrics.jsonl's temporary is over): refused before any
     work (config.json failed once the corpus was built, exit 1)."""
-    longest = max(FILES + (LOCK_NAME,), key=len)  # with the temporaries' TEMP_EXTRA
+    longest = max(OWN, key=len)  # with the temporaries' TEMP_EXTRA
     why = name_too_long(os.path.join(d, longest)) or ""
     if why.startswith("the path"):  # (a folder's name too long: makedirs says so)
         who = f"{named} {d}" if named.startswith("--") else f"{d}, {named},"
