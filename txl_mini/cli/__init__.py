@@ -77,11 +77,16 @@ def main(argv=None) -> int:
 
 def _command(name: str, prog: str):
     """The command's module, whose import loads torch, numpy and tqdm: one that is
-    missing, shadowed (a torch.py in the current folder) or cannot be mapped (under
-    `ulimit -v`) is said in one line (and None returned); it was a traceback."""
+    missing, shadowed (a torch.py in the current folder, whatever it raises) or
+    cannot be mapped (under `ulimit -v`) is said in one line (and None returned); it
+    was a traceback. One of our own modules that raises keeps its traceback."""
+    return _load(f"{__name__}.{name}", prog)
+
+
+def _load(module: str, prog: str):
     try:
-        return import_module(f"{__name__}.{name}")
-    except (ImportError, OSError) as e:
+        return import_module(module)
+    except Exception as e:  # a torch.py's ValueError or SyntaxError too
         if (line := import_failed(e)) is None:
             raise
         e.__traceback__ = None

@@ -1,0 +1,57 @@
+"""The eleventh hostile probe of the command lines, findings of helper fix-31a: how a
+process starts: a shadowing file that raises anything, Python's combined flags
+before -m, a broken torch under `python -m txl_mini.cli.NAME`, a Ctrl-C in the first
+milliseconds (subprocesses; each test failed before its fix)."""
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+from test_cli_faults import ENV, ROOT, one_line, txl
+
+SHADOWED = "is it installed, or shadowed by a file of that name?"
+
+
+@pytest.mark.parametrize("file, body, error", [
+    ("torch.py", "raise ValueError('bad value')", "ValueError: bad value"),
+    ("torch.py", "import torch\ntorch.nn", "AttributeError: partially initialized "
+     "module 'torch' has no attribute 'nn' (most likely due to a circular import)"),
+    ("torch.py", "", "AttributeError: module 'torch' has no attribute '__path__'"),
+    ("numpy.py", "def (:", "SyntaxError: invalid syntax (numpy.py, line 1)"),
+    ("tqdm.py", "raise ValueError('tq')", "ValueError: tq"),
+    ("typing_extensions.py", "raise ImportError('te')", "ImportError: te"),
+])
+def test_a_shadowing_file_that_raises_anything_is_one_line(tmp_path, file, body,
+                                                           error):
+    """Finding 1: a torch.py, numpy.py or tqdm.py in the current folder that raised
+    anything but ImportError (a ValueError, a partial import's AttributeError, a
+    SyntaxError) gave a 29-line traceback; a tqdm.py's ValueError was blamed on the
+    TQDM_* variables (none set); a typing_extensions.py that torch imports was blamed
+    on torch's own file, and an empty torch.py said 'from ?'. Now one line naming
+    the file that raised, exit 1."""
+    (tmp_path / file).write_text(body + "\n")
+    res = txl("train", "--help", cwd=tmp_path)
+    module = file.removesuffix(".py")
+    assert one_line(res, 1) == (
+        f"python -m txl_mini train: error: importing {module} failed ({error}) "
+        f"from {tmp_path}/{file}; {SHADOWED}")
+
+
+@pytest.mark.parametrize("bug, error", [
+    ("raise ValueError('our bug')", "ValueError: our bug"),
+    ("def (:", "SyntaxError: invalid syntax"),
+    ("import torch\ntorch.no_such_thing",
+     "AttributeError: module 'torch' has no attribute 'no_such_thing'"),
+])
+def test_a_bug_of_ours_keeps_its_traceback(tmp_path, bug, error):
+    """Finding 1's other half: an exception raised by one of txl_mini's own modules as
+    it is imported is a bug, and its traceback is what finds it."""
+    shutil.copytree(f"{ROOT}/txl_mini", tmp_path / "txl_mini")
+    with open(tmp_path / "txl_mini" / "cli" / "sample.py", "a") as f:
+        f.write(f"\n{bug}\n")
+    res = subprocess.run([sys.executable, "-m", "txl_mini", "sample", "--help"],
+                         env=dict(ENV, PYTHONPATH=str(tmp_path)), text=True,
+                         capture_output=True, timeout=120, cwd=tmp_path)
+    assert res.returncode == 1 and "Traceback" in res.stderr, res.stderr
+    assert res.stderr.rstrip().endswith(error) and "sample.py" in res.stderr
