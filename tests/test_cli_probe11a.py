@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from test_cli_faults import ENV, ROOT, one_line, txl
+from test_cli_faults import ENV, ROOT, one_line, py, txl
 
 SHADOWED = "is it installed, or shadowed by a file of that name?"
 
@@ -55,3 +55,47 @@ def test_a_bug_of_ours_keeps_its_traceback(tmp_path, bug, error):
                          capture_output=True, timeout=120, cwd=tmp_path)
     assert res.returncode == 1 and "Traceback" in res.stderr, res.stderr
     assert res.stderr.rstrip().endswith(error) and "sample.py" in res.stderr
+
+
+@pytest.mark.parametrize("argv, module", [
+    (["python", "-um", "txl_mini.cli.train", "--help"], "txl_mini.cli.train"),
+    (["python", "-mtxl_mini.train"], "txl_mini.train"),
+    (["python", "-X", "dev", "-Wignore", "-Bm", "txl_mini"], "txl_mini"),
+    (["python", "-W", "error", "-m", "x", "-m", "y"], "x"),
+    (["python", "-Xdev", "-qsm", "x"], "x"),
+    (["python", "--check-hash-based-pycs", "always", "-m", "x"], "x"),
+    (["python", "-c", "import x", "-m", "x"], None),
+    (["python", "-u", "script.py", "-m", "x"], None),
+    (["python", "-"], None),
+    (["python"], None),
+])
+def test_pythons_own_options_are_read_as_python_reads_them(argv, module):
+    """Finding 2 (the reading alone): short flags combine, -c/-m/-W/-X take a value
+    attached or as the next word, --check-hash-based-pycs takes one."""
+    from txl_mini import _launched
+
+    assert _launched(argv) == module
+
+
+@pytest.mark.parametrize("flags, module, code, line", [
+    (["-um"], "txl_mini.train", 2, "use: python -m txl_mini train ..."),
+    (["-Bm"], "txl_mini.cli.options", 2, "use: python -m txl_mini <command> ..."),
+    (["-X", "dev", "-qm"], "txl_mini.model", 2,
+     "use: python -m txl_mini <command> ..."),
+    (["-Wignore", "-sm"], "txl_mini.cli", 2, "use: python -m txl_mini <command> ..."),
+    (["-W", "error", "-m"], "txl_mini.sample", 2, "use: python -m txl_mini sample ..."),
+    (["-um"], "txl_mini.cli.data", 0, ""),
+])
+def test_combined_flags_before_m_are_seen(tmp_path, flags, module, code, line):
+    """Finding 2: `python -um txl_mini.cli.options` (-Bm, -qm, -sm ...) printed nothing
+    and exited 0, as _refuse_launch looked only for words starting '-m' and so never
+    saw the launch; `python -um txl_mini.train` exited 1 (the library module's own
+    SystemExit). Now the one `use:` line, exit 2; a command still runs."""
+    text = tmp_path / "t.txt"
+    text.write_text("some words for the stats " * 40)
+    res = py(*flags, module, *(["stats", str(text)] if code == 0 else []),
+             cwd=tmp_path)
+    if code:
+        assert one_line(res, code) == line
+    else:
+        assert res.returncode == 0 and res.stderr == "", res.stderr

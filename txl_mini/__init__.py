@@ -37,6 +37,30 @@ _COMMANDS = ("train", "evaluate", "sample", "data", "bench")  # as cli/__init__.
 # `python -m txl_mini.cli.train ...` runs `python -m txl_mini train ...` (its module's
 # __main__ block)
 _ENTRY_POINTS = [f"cli.{c}" for c in _COMMANDS]
+# Python's own options that take a value, attached (-Wignore) or as the next word
+_VALUED = "cmWX"
+
+
+def _launched(argv: list | None = None) -> str | None:
+    """The module `python [options] -m X` runs, read from Python's own command line
+    (sys.orig_argv) as Python reads it: short flags combine (-um X), and -c, -m, -W
+    and -X take a value attached or as the next word. None for -c, a script or stdin.
+    (Looking only for words that start with -m missed -um, and `python -um
+    txl_mini.cli.options` ran nothing, exit 0.)"""
+    words = iter(getattr(sys, "orig_argv", [])[1:] if argv is None else argv[1:])
+    for word in words:
+        if word == "--check-hash-based-pycs":
+            next(words, None)
+        elif word[:1] != "-" or word in ("-", "--"):  # a script, stdin
+            return None
+        elif not word.startswith("--"):
+            for i, flag in enumerate(word[1:], 2):
+                if flag in _VALUED:
+                    value = word[i:] or next(words, "")
+                    if flag in "cm":
+                        return value if flag == "m" else None
+                    break
+    return None
 
 
 def _refuse_launch() -> None:
@@ -47,9 +71,7 @@ def _refuse_launch() -> None:
     latter for every module but the package and its commands' (exit 2)."""
     if getattr(sys, "argv", [None])[:1] != ["-m"]:  # only while -m looks for X
         return
-    flags = getattr(sys, "orig_argv", [])
-    run = next((a.removeprefix("-m") or b for a, b in zip(flags, flags[1:] + [""])
-                if a.startswith("-m")), "")
+    run = _launched() or ""
     if run.split(".")[0] != __name__:  # another -m module that imports us
         return
     name = run.removeprefix(f"{__name__}.")
