@@ -99,3 +99,27 @@ def test_combined_flags_before_m_are_seen(tmp_path, flags, module, code, line):
         assert one_line(res, code) == line
     else:
         assert res.returncode == 0 and res.stderr == "", res.stderr
+
+
+@pytest.mark.parametrize("name", ["train", "evaluate", "sample", "data", "bench"])
+def test_a_broken_torch_under_the_cli_module_spelling_is_one_line(tmp_path, name):
+    """Finding 3: `python -m txl_mini.cli.NAME --help` with a torch.py that raises in
+    the current folder gave NAME's module's traceback (its `import torch` ran before
+    its __main__ block); now the one line `python -m txl_mini NAME` gives, exit 1."""
+    (tmp_path / "torch.py").write_text("raise ImportError('boom')\n")
+    res = py("-m", f"txl_mini.cli.{name}", "--help", cwd=tmp_path)
+    assert one_line(res, 1) == (
+        f"python -m txl_mini {name}: error: importing torch failed (ImportError: "
+        f"boom) from {tmp_path}/torch.py; {SHADOWED}")
+
+
+def test_a_python_without_torch_under_the_cli_module_spelling(tmp_path):
+    """Finding 3, in a Python that has no torch: ModuleNotFoundError's traceback."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", tmp_path / "v"],
+                   check=True)
+    python = tmp_path / "v" / "bin" / "python"
+    res = subprocess.run([python, "-m", "txl_mini.cli.bench", "--help"], env=ENV,
+                         text=True, capture_output=True, timeout=60)
+    assert one_line(res, 1) == (
+        f"python -m txl_mini bench: error: this Python ({python}) has no torch, "
+        "which txl_mini needs: pip install -r requirements.txt")

@@ -10,8 +10,16 @@ import signal
 import sys
 from importlib import import_module
 
+from .. import _launched
 from .bars import tqdm_refused
-from .errors import drop_compile_times, import_failed, oom_words, printable, starved
+from .errors import (
+    NEEDED,
+    drop_compile_times,
+    import_failed,
+    oom_words,
+    printable,
+    starved,
+)
 from .stdout import (
     GuardedStdout,
     QuietStderr,
@@ -36,7 +44,7 @@ USAGE = "usage: python -m txl_mini <command> [options]   (--help after a command
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     name = argv[0] if argv and argv[0] in COMMANDS else None
-    prog = " ".join(["python -m txl_mini", *argv[:subcommands(argv)]])
+    prog = prog_of(argv)
     real, sys.stdout = sys.stdout, GuardedStdout(sys.stdout)
     real_err, sys.stderr = sys.stderr, QuietStderr(sys.stderr)
     try:
@@ -92,6 +100,11 @@ def _load(module: str, prog: str):
         e.__traceback__ = None
         print(f"{prog}: error: {line}", file=sys.stderr)
         return None
+
+
+def prog_of(argv: list) -> str:
+    """`python -m txl_mini train`: the name a command's lines start with."""
+    return " ".join(["python -m txl_mini", *argv[:subcommands(argv)]])
 
 
 def subcommands(argv: list) -> int:
@@ -166,3 +179,25 @@ def exit_done(code: int) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, signal.SIG_IGN)
     sys.exit(code)
+
+
+def _preload() -> None:
+    """`python -m txl_mini.cli.NAME` imports this package first, then NAME's module,
+    whose `import torch` a broken torch made a traceback. Those imports are made
+    here, as cli._command makes them for `python -m txl_mini NAME` (one line, exit
+    1), after the same check of tqdm's variables (exit 2). Only the imports: the
+    command runs from NAME's __main__ block, not inside this package's import, where
+    stop.deferred would hold a Ctrl-C to the end (d552a9d, reverted in 91eefbe)."""
+    run = _launched() if sys.argv[:1] == ["-m"] else None  # while -m looks for NAME
+    name = (run or "").removeprefix(f"{__name__}.")
+    if name not in COMMANDS or run == name:
+        return
+    prog = prog_of([name, *sys.argv[1:]])
+    if refused := tqdm_refused():
+        print(f"{prog}: error: {refused}", file=sys.stderr)
+        sys.exit(2)
+    if any(_load(package, prog) is None for package in NEEDED):
+        sys.exit(1)
+
+
+_preload()  # last: everything above is defined
