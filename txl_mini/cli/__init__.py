@@ -149,18 +149,23 @@ def interrupt_once() -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         raise KeyboardInterrupt
 
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+    handler = signal.getsignal(signal.SIGINT)
+    # txl_mini/__init__.py's, which held a Ctrl-C during the imports, is Python's too
+    if handler is signal.default_int_handler or getattr(handler, "txl_mini_early",
+                                                        False):
         signal.signal(signal.SIGINT, first)
 
 
 def run_process(argv: list) -> None:
     """A process that runs one command (`python -m txl_mini ...`, or a module's
     `python -m txl_mini.cli.NAME ...`): Ctrl-C once, descriptors 1 and 2 held before
-    anything opens a file, main(argv), then exit with its status (exit_done)."""
-    interrupt_once()
+    anything opens a file, main(argv), then exit with its status (exit_done). Ctrl-C's
+    own handler comes last: until main catches its KeyboardInterrupt, the early one
+    (txl_mini/__init__.py) says it."""
     hold_fd_1()
     hold_fd_2()
     watch_arrivals()  # which signal came first, SIGTERM or a Ctrl-C
+    interrupt_once()
     exit_done(main(argv))
 
 
