@@ -30,13 +30,36 @@ repeat it.
 
 import os
 import sys
-from importlib import import_module
-from typing import TYPE_CHECKING
 
 _COMMANDS = ("train", "evaluate", "sample", "data", "bench")  # as cli/__init__.py's
+_SUBCOMMANDS = ("text8", "stats", "offline")  # data's, as cli/__init__.py's
 # `python -m txl_mini.cli.train ...` runs `python -m txl_mini train ...` (its module's
 # __main__ block)
 _ENTRY_POINTS = [f"cli.{c}" for c in _COMMANDS]
+# Python's own options that take a value, attached (-Wignore) or as the next word
+_VALUED = "cmWX"
+
+
+def _launched(argv: list | None = None) -> str | None:
+    """The module `python [options] -m X` runs, read from Python's own command line
+    (sys.orig_argv) as Python reads it: short flags combine (-um X), and -c, -m, -W
+    and -X take a value attached or as the next word. None for -c, a script or stdin.
+    (Looking only for words that start with -m missed -um, and `python -um
+    txl_mini.cli.options` ran nothing, exit 0.)"""
+    words = iter(getattr(sys, "orig_argv", [])[1:] if argv is None else argv[1:])
+    for word in words:
+        if word == "--check-hash-based-pycs":
+            next(words, None)
+        elif word[:1] != "-" or word in ("-", "--"):  # a script, stdin
+            return None
+        elif not word.startswith("--"):
+            for i, flag in enumerate(word[1:], 2):
+                if flag in _VALUED:
+                    value = word[i:] or next(words, "")
+                    if flag in "cm":
+                        return value if flag == "m" else None
+                    break
+    return None
 
 
 def _refuse_launch() -> None:
@@ -47,9 +70,7 @@ def _refuse_launch() -> None:
     latter for every module but the package and its commands' (exit 2)."""
     if getattr(sys, "argv", [None])[:1] != ["-m"]:  # only while -m looks for X
         return
-    flags = getattr(sys, "orig_argv", [])
-    run = next((a.removeprefix("-m") or b for a, b in zip(flags, flags[1:] + [""])
-                if a.startswith("-m")), "")
+    run = _launched() or ""
     if run.split(".")[0] != __name__:  # another -m module that imports us
         return
     name = run.removeprefix(f"{__name__}.")
@@ -60,6 +81,7 @@ def _refuse_launch() -> None:
         word = word if word in (*_COMMANDS, "data offline") else "<command>"
         sys.stderr.write(f"use: python -m txl_mini {word} ...\n")
         sys.exit(2)
+    _interrupt_early(name.removeprefix("cli.") if name in _ENTRY_POINTS else None)
     try:
         os.getcwd()
     except FileNotFoundError:
@@ -68,7 +90,37 @@ def _refuse_launch() -> None:
         sys.exit(2)
 
 
-_refuse_launch()
+def _interrupt_early(command: str | None) -> None:
+    """A Ctrl-C before the command's own handler is in place (cli.interrupt_once: the
+    imports of cli/ and torch take a second) was a KeyboardInterrupt traceback from
+    wherever it landed. Here it is the command's one line, exit 130; nothing is
+    written yet, so the process may end at once. _signal, not signal: importing
+    signal.py takes milliseconds, a Ctrl-C's traceback's worth. SIGINT already
+    ignored (a background job) stays so."""
+    import _signal
+    if _signal.getsignal(_signal.SIGINT) is not _signal.default_int_handler:
+        return
+    argv = ([command] if command else []) + sys.argv[1:]  # as main's prog names it
+    words = argv[:1] if argv[:1] and argv[0] in _COMMANDS else []
+    if words == ["data"] and argv[1:2] and argv[1] in _SUBCOMMANDS:
+        words = argv[:2]
+    line = f"\n{' '.join(['python -m txl_mini', *words])}: interrupted\n".encode()
+
+    def interrupted(signum, frame):
+        try:
+            os.write(2, line)
+        except OSError:  # descriptor 2 closed: the status says it
+            pass
+        os._exit(130)
+
+    interrupted.txl_mini_early = True  # cli.interrupt_once replaces it
+    _signal.signal(_signal.SIGINT, interrupted)
+
+
+_refuse_launch()  # before the imports below (typing's take a Ctrl-C's milliseconds)
+
+from importlib import import_module  # noqa: E402
+from typing import TYPE_CHECKING  # noqa: E402
 
 # name -> module. Loaded on first use, not here: `python -m txl_mini` imports this
 # package before its command line can catch a Ctrl-C, and torch takes a second to load.

@@ -10,8 +10,16 @@ import signal
 import sys
 from importlib import import_module
 
+from .. import _launched
 from .bars import tqdm_refused
-from .errors import drop_compile_times, import_failed, oom_words, printable, starved
+from .errors import (
+    NEEDED,
+    drop_compile_times,
+    import_failed,
+    oom_words,
+    printable,
+    starved,
+)
 from .stdout import (
     GuardedStdout,
     QuietStderr,
@@ -36,7 +44,7 @@ USAGE = "usage: python -m txl_mini <command> [options]   (--help after a command
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     name = argv[0] if argv and argv[0] in COMMANDS else None
-    prog = " ".join(["python -m txl_mini", *argv[:subcommands(argv)]])
+    prog = prog_of(argv)
     real, sys.stdout = sys.stdout, GuardedStdout(sys.stdout)
     real_err, sys.stderr = sys.stderr, QuietStderr(sys.stderr)
     try:
@@ -77,16 +85,26 @@ def main(argv=None) -> int:
 
 def _command(name: str, prog: str):
     """The command's module, whose import loads torch, numpy and tqdm: one that is
-    missing, shadowed (a torch.py in the current folder) or cannot be mapped (under
-    `ulimit -v`) is said in one line (and None returned); it was a traceback."""
+    missing, shadowed (a torch.py in the current folder, whatever it raises) or
+    cannot be mapped (under `ulimit -v`) is said in one line (and None returned); it
+    was a traceback. One of our own modules that raises keeps its traceback."""
+    return _load(f"{__name__}.{name}", prog)
+
+
+def _load(module: str, prog: str):
     try:
-        return import_module(f"{__name__}.{name}")
-    except (ImportError, OSError) as e:
+        return import_module(module)
+    except Exception as e:  # a torch.py's ValueError or SyntaxError too
         if (line := import_failed(e)) is None:
             raise
         e.__traceback__ = None
         print(f"{prog}: error: {line}", file=sys.stderr)
         return None
+
+
+def prog_of(argv: list) -> str:
+    """`python -m txl_mini train`: the name a command's lines start with."""
+    return " ".join(["python -m txl_mini", *argv[:subcommands(argv)]])
 
 
 def subcommands(argv: list) -> int:
@@ -131,18 +149,23 @@ def interrupt_once() -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         raise KeyboardInterrupt
 
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+    handler = signal.getsignal(signal.SIGINT)
+    # txl_mini/__init__.py's, which held a Ctrl-C during the imports, is Python's too
+    if handler is signal.default_int_handler or getattr(handler, "txl_mini_early",
+                                                        False):
         signal.signal(signal.SIGINT, first)
 
 
 def run_process(argv: list) -> None:
     """A process that runs one command (`python -m txl_mini ...`, or a module's
     `python -m txl_mini.cli.NAME ...`): Ctrl-C once, descriptors 1 and 2 held before
-    anything opens a file, main(argv), then exit with its status (exit_done)."""
-    interrupt_once()
+    anything opens a file, main(argv), then exit with its status (exit_done). Ctrl-C's
+    own handler comes last: until main catches its KeyboardInterrupt, the early one
+    (txl_mini/__init__.py) says it."""
     hold_fd_1()
     hold_fd_2()
     watch_arrivals()  # which signal came first, SIGTERM or a Ctrl-C
+    interrupt_once()
     exit_done(main(argv))
 
 
@@ -161,3 +184,25 @@ def exit_done(code: int) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, signal.SIG_IGN)
     sys.exit(code)
+
+
+def _preload() -> None:
+    """`python -m txl_mini.cli.NAME` imports this package first, then NAME's module,
+    whose `import torch` a broken torch made a traceback. Those imports are made
+    here, as cli._command makes them for `python -m txl_mini NAME` (one line, exit
+    1), after the same check of tqdm's variables (exit 2). Only the imports: the
+    command runs from NAME's __main__ block, not inside this package's import, where
+    stop.deferred would hold a Ctrl-C to the end (d552a9d, reverted in 91eefbe)."""
+    run = _launched() if sys.argv[:1] == ["-m"] else None  # while -m looks for NAME
+    name = (run or "").removeprefix(f"{__name__}.")
+    if name not in COMMANDS or run == name:
+        return
+    prog = prog_of([name, *sys.argv[1:]])
+    if refused := tqdm_refused():
+        print(f"{prog}: error: {refused}", file=sys.stderr)
+        sys.exit(2)
+    if any(_load(package, prog) is None for package in NEEDED):
+        sys.exit(1)
+
+
+_preload()  # last: everything above is defined

@@ -33,10 +33,10 @@ def tqdm_refused() -> str | None:
     (`ulimit -v`) it printed a 3-line TqdmMonitorWarning before our own line."""
     try:
         import tqdm
-    except ImportError:  # not installed: as before, the command's import says so
-        return None
-    except (ValueError, TypeError) as e:  # TQDM_MININTERVAL=abc
+    except Exception as e:  # TQDM_MININTERVAL=abc, or tqdm missing or shadowed
         set_ = [f"{k}={v!r}" for k, v in os.environ.items() if k.startswith(PREFIX)]
+        if not (set_ and isinstance(e, (ValueError, TypeError)) and _from_tqdm(e)):
+            return None  # the command's import says it in one line (cli._command)
         named = [kv for kv in set_ if kv.split("=", 1)[1] in str(e)] or set_
         return (f"{', '.join(named)} in the environment: tqdm cannot read it ({e}); "
                 "fix or unset it")
@@ -54,6 +54,14 @@ def tqdm_refused() -> str | None:
              and k[len(PREFIX):].lower() in (bad or settings)]
     return (f"{', '.join(named)} in the environment: tqdm cannot draw a progress bar "
             f"with it ({error}); fix or unset it")
+
+
+def _from_tqdm(e: Exception) -> bool:
+    """Raised by tqdm's own package (not a tqdm.py in the current folder, whose
+    ValueError was blamed on the variables)?"""
+    import traceback
+    where = traceback.extract_tb(e.__traceback__)[-1].filename
+    return f"{os.sep}tqdm{os.sep}" in where
 
 
 def _draw(bar_class, **options) -> str | None:

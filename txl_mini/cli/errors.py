@@ -5,9 +5,11 @@ can raise it too) and running out of memory (`out_of_memory`, `starved`)."""
 from __future__ import annotations
 
 import atexit
+import os
 import re
 import resource
 import sys
+from types import ModuleType
 
 from .stdout import writable
 
@@ -114,15 +116,16 @@ NEEDED = ("torch", "numpy", "tqdm")
 MAP_WORDS = ("failed to map segment", "cannot allocate memory")
 
 
-def import_failed(e: ImportError | OSError) -> str | None:
+def import_failed(e: Exception) -> str | None:
     """One line for a package that would not load as a command's module was imported,
     else None (a bug of ours: its traceback). A torch.py in the current folder that
-    raised, or libtorch that could not be mapped under `ulimit -v`, gave 25 lines."""
+    raised, or libtorch that could not be mapped under `ulimit -v`, gave 25 lines;
+    so did a torch.py's ValueError, SyntaxError or partial import's AttributeError."""
     if isinstance(e, ModuleNotFoundError) and e.name in NEEDED:  # not installed
         return (f"this Python ({sys.executable}) has no {e.name}, which txl_mini "
                 "needs: pip install -r requirements.txt")
-    name, where = _importer(e)
-    if name in (None, "txl_mini"):  # one of our own modules is missing or broken
+    name, where = _culprit(e)
+    if name is None:  # one of our own modules is missing or broken
         return None
     chain = [e]
     while (cause := chain[-1].__cause__ or chain[-1].__context__) and len(chain) < 9:
@@ -138,16 +141,48 @@ def import_failed(e: ImportError | OSError) -> str | None:
             f"from {where}; is it installed, or shadowed by a file of that name?")
 
 
-def _importer(e: BaseException) -> tuple[str | None, str]:
-    """The package whose code raised `e`, and the file it was loaded from: the
-    innermost frame of one of NEEDED (torch importing a broken numpy is numpy's
-    failure), else the outermost that is neither ours nor importlib's; else e.name."""
+OURS = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _culprit(e: BaseException) -> tuple[str | None, str]:
+    """The module whose file raised `e` as it was imported, and that file; (None, "")
+    where it is one of ours. That file is a SyntaxError's, else the innermost module
+    body run that is not ours (a typing_extensions.py that torch imports is named,
+    not torch). Raised by our own code, or a function of another's that it called:
+    the module it names (`from torch import nn`, `torch.nn` of an empty torch.py) if
+    another's, else ours."""
     import traceback
-    found = [(m.split(".")[0], f.f_code.co_filename) for f, _ in traceback.walk_tb(
-        e.__traceback__) if not (m := f.f_globals.get("__name__", "")).startswith(
-            ("txl_mini", "importlib", "_frozen_importlib"))]
-    needed = [(m, file) for m, file in found if m in NEEDED]
-    if needed or found:
-        return (needed or found[::-1])[-1]
-    name = getattr(e, "name", None)
-    return name and name.split(".")[0], getattr(e, "path", None) or "?"
+    if isinstance(e, SyntaxError) and not (e.filename or "<").startswith("<"):
+        where = os.path.abspath(e.filename)
+        return (None, "") if where.startswith(OURS) else (_module_of(where), where)
+    frames = [f for f, _ in traceback.walk_tb(e.__traceback__)
+              if not f.f_code.co_filename.startswith("<frozen ")
+              and f.f_globals.get("__name__") != "importlib"]
+    theirs = [f for f in frames if not f.f_code.co_filename.startswith(OURS)]
+    bodies = [f for f in theirs if f.f_code.co_name == "<module>"]
+    if frames and frames[-1] in theirs and bodies:  # raised as another's was loaded
+        return (bodies[-1].f_globals.get("__name__", "?").split(".")[0],
+                bodies[-1].f_code.co_filename)
+    if isinstance(e, AttributeError):  # of a module: `torch.nn` of an empty torch.py
+        name = e.obj.__name__ if isinstance(e.obj, ModuleType) else None
+    else:  # an ImportError's module: `from torch import nn`, `import torch.nn`
+        name = getattr(e, "name", None)
+    top = (name or "txl_mini").split(".")[0]
+    module = sys.modules.get(top)
+    if top == "txl_mini" or (isinstance(e, AttributeError) and not _stand_in(module)):
+        return None, ""
+    return top, getattr(module, "__file__", None) or getattr(e, "path", None) or "?"
+
+
+def _stand_in(module) -> bool:
+    """A one-file module where a package is installed (an empty torch.py): what it
+    lacks is no bug of ours."""
+    return not getattr(module, "__file__", "__init__.py").endswith("__init__.py")
+
+
+def _module_of(path: str) -> str:
+    """The top-level module a file belongs to, by the sys.path entry that holds it."""
+    for entry in sorted((os.path.abspath(p) for p in sys.path), key=len, reverse=True):
+        if path.startswith(entry + os.sep):
+            return path[len(entry) + 1:].split(os.sep)[0].removesuffix(".py")
+    return os.path.basename(path).removesuffix(".py")
