@@ -36,8 +36,20 @@ def check_not_empty(path) -> None:
     """--path: a file with text in it (else exit 2; one we may not read: exit 1)."""
     refuse_directory(path, f"--path {path}")
     refuse_missing(path, f"--path {path}")
-    if path is not None and os.path.isfile(path) and os.path.getsize(path) == 0:
+    if path is not None and os.path.isfile(path) and _empty(path):
         raise UsageError(f"--path {path} is empty: there is no text in it")
+
+
+def _empty(path: str) -> bool:
+    """No byte to read: by reading, where the size says 0 (a /proc file has text
+    that its size does not count). One we may not read is not called empty."""
+    if os.path.getsize(path):
+        return False
+    try:
+        with open(path, "rb") as f:
+            return not f.read(1)
+    except OSError:
+        return False
 
 
 @contextmanager
