@@ -18,7 +18,8 @@ from ..data import MAX_TEXT_BYTES, OFFLINE_CHARS, CharVocab, corpus_splits
 from ..text8 import DataError
 from . import plural
 from .options import UsageError, rank_zero
-from .paths import check_cache_env, refuse_directory, refuse_missing
+from .outputs import check_cache_env
+from .paths import refuse_directory, refuse_missing
 
 # how text8's messages name load_text8's arguments -> the options that set them
 OPTION_NAMES = {"path=...": "--path", "cache_dir=...": "--cache-dir"}

@@ -13,9 +13,9 @@ from .options import UsageError
 from .outputs import (
     check_output,
     check_writable,
+    no_home,
     refuse_in_run,
     refuse_stdout,
-    unreachable,
 )
 
 
@@ -38,31 +38,8 @@ def expand(path: str | None, opt: str | None = None) -> str | None:
         return path
     full = os.path.expanduser(path)
     if full.startswith("~"):
-        raise UsageError(f"{opt + ' ' if opt else ''}{path}: {_no_home(path)}")
+        raise UsageError(f"{opt + ' ' if opt else ''}{path}: {no_home(path)}")
     return full
-
-
-def _no_home(path: str) -> str:
-    """Why `path`, a ~ or ~user that expands to nothing, is refused."""
-    user = path[1:].split("/")[0]
-    what = (f"~{user} names the home of user {user!r}, and there is no such user"
-            if user else "~ names your home, and none is set ($HOME)")
-    return f"{what}; give another path (./{path} for a folder so named)"
-
-
-CACHE_VARIABLES = ("TXL_MINI_CACHE", "XDG_CACHE_HOME")  # text8's cache, the first set
-
-
-def check_cache_env() -> None:
-    """text8's cache folder from the environment, checked before anything is made:
-    `TXL_MINI_CACHE='~nouser/x'` was pathlib's 'Could not determine home directory'
-    traceback, exit 1 (and train left its run folder empty)."""
-    name = next((n for n in CACHE_VARIABLES if os.environ.get(n)), None)
-    value = os.environ.get(name or "", "")
-    if value and os.path.expanduser(value).startswith("~"):
-        raise UsageError(f"{name}={value!r} in the environment: {_no_home(value)}")
-    if value and (why := unreachable(value)):
-        raise UsageError(f"{name}={value!r} in the environment: {why}")
 
 
 def is_loop(path: str) -> bool:
@@ -110,6 +87,7 @@ def choose_run_dir(args) -> str:
     if not (args.resume or args.run_dir or args.out):
         raise UsageError("give --run-dir DIR (where checkpoints and metrics go)")
     refuse_stdout(args.out, "--out")  # before it is made absolute, /here/-
+    refuse_stdout(args.run_dir, "--run-dir", "folder")
     named = ("--resume" if args.resume else "--run-dir" if args.run_dir else
              f"the run directory of --out {args.out}")
     args.run_dir = args.resume or args.run_dir or os.path.splitext(args.out)[0]
