@@ -9,6 +9,7 @@ import errno
 import json
 import os
 import tempfile
+from contextlib import contextmanager
 
 from ..files import atomic_path, name_too_long, write_target
 from .errors import UsageError
@@ -170,6 +171,24 @@ def check_cache_env() -> None:
         raise UsageError(f"{where}: {no_home(value)}")
     if value and (why := unreachable(value)):
         raise UsageError(f"{where}: {why}")
+
+
+@contextmanager
+def naming(path: str):
+    """An OSError while writing `path` names it (a full disk says where)."""
+    try:
+        yield
+    except OSError as e:
+        if e.filename:
+            raise
+        raise OSError(e.errno, e.strerror, path) from None
+
+
+def write_text(path: str, text: str) -> None:
+    """Atomically: a crash leaves the old file or the new one, never half of it."""
+    with naming(path), atomic_path(path) as tmp:
+        with open(tmp, "w") as f:
+            f.write(text)
 
 
 def write_json(path: str, result: dict) -> str | None:

@@ -25,8 +25,9 @@ from ..checkpoint import (
 )
 from .checkpoints import check_meta, check_state, read_input
 from .options import UsageError, flag
+from .outputs import naming
 from .paths import check_out, refuse_special, writable_folder
-from .rundir import OWN, naming, remove_created
+from .rundir import OWN, remove_created
 from .saved import refuse_lost
 
 # the only options a resumed run may change; --path only to the same text (its sha1

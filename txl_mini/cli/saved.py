@@ -16,8 +16,8 @@ import os
 import sys
 
 from .options import UsageError
+from .outputs import write_text
 from .paths import gone, refuse_dangling, refuse_loop
-from .rundir import write_text
 
 
 def note_saved(run_dir: str, step: int) -> None:
