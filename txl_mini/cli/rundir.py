@@ -51,13 +51,20 @@ def _in(d: str, out: str | None) -> str | None:
 
 
 def _out_of(d: str) -> str | None:
-    """The --out `d`'s config.json records, if any."""
+    """The --out `d`'s config.json records, if any (a name: in `d`)."""
     try:
         with open(os.path.join(d, "config.json")) as f:
             out = json.load(f)["args"]["out"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return out if isinstance(out, str) else None
+    return os.path.join(d, out) if isinstance(out, str) else None
+
+
+def recorded_out(args) -> str | None:
+    """--out as config.json records it: in the run directory, by its name there
+    (absolute, a moved or copied run wrote it into the old folder, and --overwrite
+    took it for someone's file), else absolute. Old absolute records read as ever."""
+    return _in(args.run_dir, args.out) or args.out
 
 
 def prepare_run_dir(args, created: list, locks: list, named: str = "--run-dir"):
@@ -184,8 +191,9 @@ def announce(args, run, corpus, tokens, device, world, saved=None) -> None:
         write_text(os.path.join(run.dir, "config.json"), json.dumps(moved, indent=1))
     elif not args.resume:
         write_text(os.path.join(run.dir, "config.json"), json.dumps({
-            "args": vars(args), "model": asdict(run.model.cfg), "model_class":
-            type(run.model).__name__, "corpus": corpus, "world_size": world}, indent=1))
+            "args": {**vars(args), "out": recorded_out(args)}, "model":
+            asdict(run.model.cfg), "model_class": type(run.model).__name__,
+            "corpus": corpus, "world_size": world}, indent=1))
     if args.warmup >= args.steps and not args.resume:
         print(f"python -m txl_mini train: note: --warmup {args.warmup} >= --steps "
               f"{args.steps}: the learning rate never reaches --lr {args.lr}",
