@@ -9,7 +9,7 @@ import errno
 import os
 import stat
 
-from ..files import name_too_long
+from ..files import TEMP_SUFFIX, name_too_long
 from .options import UsageError
 from .outputs import (
     check_output,
@@ -225,6 +225,11 @@ def check_out(out: str, d: str, own: tuple) -> str:
         raise UsageError(f"--out {out} is the run directory's own "
                          f"{os.path.basename(real)}; give a file outside {d}")
     refuse_in_run(out, "--out", own, "another run", own_dir=d)
+    name = os.path.basename(out)  # in `d` (refuse_in_run), a run's sweep removes it
+    if name.startswith(".") and name.endswith(TEMP_SUFFIX) and same_file(
+            os.path.dirname(real), d):
+        raise UsageError(f"--out {out} is named like a temporary file of the run, "
+                         "which a later run removes; give another name")
     if os.path.isdir(out):
         raise UsageError(f"--out {out} is a directory; give a file name like "
                          f"{os.path.join(out, 'model.pt')}")
