@@ -126,14 +126,14 @@ def unreachable(folder: str) -> str | None:
             return f"{level} is not a directory; give another folder"
         if e.errno not in (errno.ENOENT, errno.ELOOP):
             return f"{e.strerror}; give another folder"
-    return _cannot_make(path)
+    return None
 
 
 def _cannot_make(path: str) -> str | None:
     """Why the folder `path`, if missing, cannot be made, else None: its first
     missing level is made and removed again (TXL_MINI_CACHE=/proc/self/x passed
     every look, then failed making it, exit 1). A link to nothing is left alone."""
-    top = os.path.abspath(path)
+    top = os.path.abspath(os.path.expanduser(path))
     if os.path.lexists(top):
         return None
     while not os.path.lexists(os.path.dirname(top)):
@@ -169,7 +169,7 @@ def check_cache_env() -> None:
         raise UsageError(f"{where} is blank; give a folder, or unset it")
     if value and os.path.expanduser(value).startswith("~"):
         raise UsageError(f"{where}: {no_home(value)}")
-    if value and (why := unreachable(value)):
+    if value and (why := unreachable(value) or _cannot_make(value)):
         raise UsageError(f"{where}: {why}")
 
 
