@@ -128,7 +128,8 @@ def resume(r, *more):
     # below the run's own folder: refused as any output inside a run directory
     ("{r}/config.json/x.pt", "--out {r}/config.json/x.pt is inside the run directory "
      "{r}; give a file outside it"),
-    ("{tmp}", "--out {tmp} is a directory; give a file name"),
+    ("{tmp}", "{tmp}, the --out {r}/config.json records, is a directory now; move "
+     "it away, and --resume {r} writes the model there"),
 ])
 def test_out_is_checked_when_a_run_resumes(paused, tmp_path, out, line):
     """A resumed run whose config.json records an --out it cannot write (/proc/x.pt,

@@ -107,7 +107,7 @@ def test_a_run_without_best_pt_is_read_through_last_pt_with_a_note(paused, tmp_p
     validation (no best.pt) used its last.pt silently; --help says 'a run directory
     (its best.pt)'. Now one note on stderr says so (not for evaluate --json or
     sample --quiet, which leave out their other notes too)."""
-    note = f"note: {paused} has no best.pt yet (stopped at step 2 of 4); using last.pt"
+    note = f"note: {paused} has no best.pt; using its last.pt (step 2 of 4)"
     res = txl("evaluate", paused, "--threads", "1", "--quiet", "--chars", "200")
     assert res.returncode == 0 and res.stdout.startswith(f"{paused}/last.pt: ")
     assert res.stderr == f"python -m txl_mini evaluate: {note}\n"

@@ -18,7 +18,8 @@ from ..data import MAX_TEXT_BYTES, OFFLINE_CHARS, CharVocab, corpus_splits
 from ..text8 import DataError
 from . import plural
 from .options import UsageError, rank_zero
-from .paths import check_cache_env, refuse_directory, refuse_missing
+from .outputs import check_cache_env
+from .paths import refuse_directory, refuse_missing
 
 # how text8's messages name load_text8's arguments -> the options that set them
 OPTION_NAMES = {"path=...": "--path", "cache_dir=...": "--cache-dir"}
@@ -36,8 +37,20 @@ def check_not_empty(path) -> None:
     """--path: a file with text in it (else exit 2; one we may not read: exit 1)."""
     refuse_directory(path, f"--path {path}")
     refuse_missing(path, f"--path {path}")
-    if path is not None and os.path.isfile(path) and os.path.getsize(path) == 0:
+    if path is not None and os.path.isfile(path) and _empty(path):
         raise UsageError(f"--path {path} is empty: there is no text in it")
+
+
+def _empty(path: str) -> bool:
+    """No byte to read: by reading, where the size says 0 (a /proc file has text
+    that its size does not count). One we may not read is not called empty."""
+    if os.path.getsize(path):
+        return False
+    try:
+        with open(path, "rb") as f:
+            return not f.read(1)
+    except OSError:
+        return False
 
 
 @contextmanager

@@ -22,8 +22,9 @@ ROOM = 128 * 2**20
 
 def plot_curves(run_dir: str, history: list[dict]) -> bool:
     """curves.png: training and validation bpc by step; False without matplotlib. A
-    write that fails (a full disk), or memory that runs out, is one warning line: the
-    checkpoints before it are written, so the run's outcome stands."""
+    write that fails (a full disk), memory that runs out, or a matplotlib that fails
+    to import, is one warning line: the checkpoints before it are written, so the
+    run's outcome stands."""
     limit = resource.getrlimit(resource.RLIMIT_AS)[0]
     if limit != resource.RLIM_INFINITY and limit - mapped() < ROOM:
         print(f"{PROG}: warning: curves.png is not drawn: less than {size(ROOM)} is "
@@ -67,7 +68,9 @@ def _draw(run_dir: str, history: list[dict]) -> bool:
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-    except ImportError:
+    except ModuleNotFoundError as e:  # not installed: the summary's note says so
+        if e.name != "matplotlib":  # installed, one of its parts missing: a warning
+            raise
         return False
     train = [(h["step"], h["bpc"]) for h in history if "bpc" in h]
     valid = [(h["step"], h["val_bpc"]) for h in history if "val_bpc" in h]

@@ -15,14 +15,8 @@ from . import SUBCOMMANDS, plural
 from .corpus import option_names
 from .data_offline import cmd_offline
 from .options import Parser, UsageError, ascii_only, command, fail
-from .outputs import unreachable
-from .paths import (
-    check_cache_env,
-    expand,
-    refuse_directory,
-    refuse_empty,
-    refuse_missing,
-)
+from .outputs import check_cache_env, unreachable
+from .paths import expand, refuse_directory, refuse_empty, refuse_missing
 from .stdout import StdoutFailed, silence
 
 PROG = "python -m txl_mini data"

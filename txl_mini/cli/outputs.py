@@ -9,6 +9,7 @@ import errno
 import json
 import os
 import tempfile
+from contextlib import contextmanager
 
 from ..files import atomic_path, name_too_long, write_target
 from .errors import UsageError
@@ -48,12 +49,13 @@ def check_output(path: str, opt: str) -> str:
     return real
 
 
-def refuse_stdout(path: str | None, opt: str) -> None:
-    """`opt -` refused: it wrote a file named '-' silently, where standard output
-    may be meant, which holds the command's report (the two would mix)."""
+def refuse_stdout(path: str | None, opt: str, what: str = "file") -> None:
+    """`opt -` refused: it wrote a `what` (file, folder) named '-' silently, where
+    standard output may be meant, which holds the command's report (the two would
+    mix)."""
     if path == "-":
-        raise UsageError(f"{opt} - would be a file named '-', not standard output "
-                         "(the report goes there); give a file name (./- for that "
+        raise UsageError(f"{opt} - would be a {what} named '-', not standard output "
+                         f"(the report goes there); give a {what} name (./- for that "
                          "one)")
 
 
@@ -125,6 +127,68 @@ def unreachable(folder: str) -> str | None:
         if e.errno not in (errno.ENOENT, errno.ELOOP):
             return f"{e.strerror}; give another folder"
     return None
+
+
+def _cannot_make(path: str) -> str | None:
+    """Why the folder `path`, if missing, cannot be made, else None: its first
+    missing level is made and removed again (TXL_MINI_CACHE=/proc/self/x passed
+    every look, then failed making it, exit 1). A link to nothing is left alone."""
+    top = os.path.abspath(os.path.expanduser(path))
+    if os.path.lexists(top):
+        return None
+    while not os.path.lexists(os.path.dirname(top)):
+        top = os.path.dirname(top)
+    try:
+        os.mkdir(top)
+        os.rmdir(top)
+    except OSError as e:
+        return f"cannot make {path} ({e.strerror}); give another folder"
+    return None
+
+
+def no_home(path: str) -> str:
+    """Why `path`, a ~ or ~user that expands to nothing, is refused."""
+    user = path[1:].split("/")[0]
+    what = (f"~{user} names the home of user {user!r}, and there is no such user"
+            if user else "~ names your home, and none is set ($HOME)")
+    return f"{what}; give another path (./{path} for a folder so named)"
+
+
+CACHE_VARIABLES = ("TXL_MINI_CACHE", "XDG_CACHE_HOME")  # text8's cache, the first set
+
+
+def check_cache_env() -> None:
+    """text8's cache folder from the environment, checked before anything is made:
+    `TXL_MINI_CACHE='~nouser/x'` was pathlib's 'Could not determine home directory'
+    traceback, exit 1 (and train left its run folder empty); ' ' a cache named ' '
+    in the current folder. Its value is quoted: a space shows."""
+    name = next((n for n in CACHE_VARIABLES if os.environ.get(n)), None)
+    value = os.environ.get(name or "", "")
+    where = f"{name}={value!r} in the environment"
+    if value and not value.strip():
+        raise UsageError(f"{where} is blank; give a folder, or unset it")
+    if value and os.path.expanduser(value).startswith("~"):
+        raise UsageError(f"{where}: {no_home(value)}")
+    if value and (why := unreachable(value) or _cannot_make(value)):
+        raise UsageError(f"{where}: {why}")
+
+
+@contextmanager
+def naming(path: str):
+    """An OSError while writing `path` names it (a full disk says where)."""
+    try:
+        yield
+    except OSError as e:
+        if e.filename:
+            raise
+        raise OSError(e.errno, e.strerror, path) from None
+
+
+def write_text(path: str, text: str) -> None:
+    """Atomically: a crash leaves the old file or the new one, never half of it."""
+    with naming(path), atomic_path(path) as tmp:
+        with open(tmp, "w") as f:
+            f.write(text)
 
 
 def write_json(path: str, result: dict) -> str | None:

@@ -9,13 +9,14 @@ import errno
 import os
 import stat
 
+from ..files import TEMP_SUFFIX, name_too_long
 from .options import UsageError
 from .outputs import (
     check_output,
     check_writable,
+    no_home,
     refuse_in_run,
     refuse_stdout,
-    unreachable,
 )
 
 
@@ -38,31 +39,8 @@ def expand(path: str | None, opt: str | None = None) -> str | None:
         return path
     full = os.path.expanduser(path)
     if full.startswith("~"):
-        raise UsageError(f"{opt + ' ' if opt else ''}{path}: {_no_home(path)}")
+        raise UsageError(f"{opt + ' ' if opt else ''}{path}: {no_home(path)}")
     return full
-
-
-def _no_home(path: str) -> str:
-    """Why `path`, a ~ or ~user that expands to nothing, is refused."""
-    user = path[1:].split("/")[0]
-    what = (f"~{user} names the home of user {user!r}, and there is no such user"
-            if user else "~ names your home, and none is set ($HOME)")
-    return f"{what}; give another path (./{path} for a folder so named)"
-
-
-CACHE_VARIABLES = ("TXL_MINI_CACHE", "XDG_CACHE_HOME")  # text8's cache, the first set
-
-
-def check_cache_env() -> None:
-    """text8's cache folder from the environment, checked before anything is made:
-    `TXL_MINI_CACHE='~nouser/x'` was pathlib's 'Could not determine home directory'
-    traceback, exit 1 (and train left its run folder empty)."""
-    name = next((n for n in CACHE_VARIABLES if os.environ.get(n)), None)
-    value = os.environ.get(name or "", "")
-    if value and os.path.expanduser(value).startswith("~"):
-        raise UsageError(f"{name}={value!r} in the environment: {_no_home(value)}")
-    if value and (why := unreachable(value)):
-        raise UsageError(f"{name}={value!r} in the environment: {why}")
 
 
 def is_loop(path: str) -> bool:
@@ -110,6 +88,7 @@ def choose_run_dir(args) -> str:
     if not (args.resume or args.run_dir or args.out):
         raise UsageError("give --run-dir DIR (where checkpoints and metrics go)")
     refuse_stdout(args.out, "--out")  # before it is made absolute, /here/-
+    refuse_stdout(args.run_dir, "--run-dir", "folder")
     named = ("--resume" if args.resume else "--run-dir" if args.run_dir else
              f"the run directory of --out {args.out}")
     args.run_dir = args.resume or args.run_dir or os.path.splitext(args.out)[0]
@@ -117,6 +96,18 @@ def choose_run_dir(args) -> str:
     if args.out is not None:  # recorded absolute: a resume from elsewhere writes
         args.out = os.path.abspath(args.out)  # it here (as --path), not there
     return named
+
+
+def refuse_long(d: str, named: str, own: tuple) -> None:
+    """A run directory whose path leaves no room for its files' names (`own`; under
+    PATH_MAX itself, DIR/metrics.jsonl's temporary is over): refused before any
+    work (config.json failed once the corpus was built, exit 1)."""
+    longest = max(own, key=len)  # with the temporaries' TEMP_EXTRA
+    why = name_too_long(os.path.join(d, longest)) or ""
+    if why.startswith("the path"):  # (a folder's name too long: makedirs says so)
+        who = f"{named} {d}" if named.startswith("--") else f"{d}, {named},"
+        raise UsageError(f"{who} leaves no room for the files a run writes in it "
+                         f"({longest}: {why}); give a shorter path")
 
 
 def refuse_directory(path: str | None, where: str) -> None:
@@ -234,6 +225,11 @@ def check_out(out: str, d: str, own: tuple) -> str:
         raise UsageError(f"--out {out} is the run directory's own "
                          f"{os.path.basename(real)}; give a file outside {d}")
     refuse_in_run(out, "--out", own, "another run", own_dir=d)
+    name = os.path.basename(out)  # in `d` (refuse_in_run), a run's sweep removes it
+    if name.startswith(".") and name.endswith(TEMP_SUFFIX) and same_file(
+            os.path.dirname(real), d):
+        raise UsageError(f"--out {out} is named like a temporary file of the run, "
+                         "which a later run removes; give another name")
     if os.path.isdir(out):
         raise UsageError(f"--out {out} is a directory; give a file name like "
                          f"{os.path.join(out, 'model.pt')}")

@@ -25,8 +25,9 @@ from ..checkpoint import (
 )
 from .checkpoints import check_meta, check_state, read_input
 from .options import UsageError, flag
-from .paths import check_out, refuse_special, writable_folder
-from .rundir import OWN, naming, remove_created
+from .outputs import naming
+from .paths import check_out, refuse_special, same_file, writable_folder
+from .rundir import OWN, remove_created
 from .saved import refuse_lost
 
 # the only options a resumed run may change; --path only to the same text (its sha1
@@ -82,10 +83,22 @@ def restore_options(args, argv, parser: argparse.ArgumentParser, check) -> dict:
     for k, v in saved.items():
         if k not in given and k not in ("resume", "run_dir", "pause_at"):
             setattr(args, k, v)
+    if args.out:  # in DIR, recorded by its name there (rundir.recorded_out)
+        args.out = os.path.join(args.resume, args.out)
+        refuse_folder_out(args.out, args.resume)
     if "path" not in given and args.path and not os.path.exists(args.path):
         raise UsageError(f"{args.path}, the text {args.resume} trained on, is gone; "
                          f"give it with --resume {args.resume} --path FILE")
     return config
+
+
+def refuse_folder_out(out: str, d: str) -> None:
+    """The --out config.json records, a folder now: one line, not the advice for a
+    --out the user gave ('give a file name like OUT/model.pt')."""
+    if os.path.isdir(out) and not same_file(out, d):  # d itself: check_out says so
+        raise UsageError(f"{out}, the --out {os.path.join(d, 'config.json')} "
+                         f"records, is a directory now; move it away, and --resume "
+                         f"{d} writes the model there")
 
 
 def check_types(parser: argparse.ArgumentParser, saved: dict, where: str,
@@ -172,7 +185,8 @@ def read_last(run_dir: str, config: dict, steps: int, device, writes=True) -> di
     extra = check_state(ckpt, path, config["args"]["batch_size"])
     if extra["step"] >= steps and not extra.get("val_pending"):
         done = f"{run_dir} is finished: step {extra['step']} of {steps}"
-        out = config["args"].get("out")
+        out = config["args"].get("out")  # a name: in DIR
+        out = out and os.path.join(run_dir, out)
         if out and writes:  # rank 0 only: each rank wrote it (torchrun)
             raise Finished(f"{done}; " + _finish_out(out, run_dir, ckpt, device))
         raise Finished(f"{done}; nothing to do (its last.pt and best.pt are "

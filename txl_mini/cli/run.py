@@ -1,8 +1,9 @@
 """One training run: checkpoints, exact resume, signals, several processes.
 
 `python -m txl_mini train` (cli/train.py) checks the options and builds a `Run`; its
-files: cli/rundir.py. Resuming restores all of last.pt: N steps, or N/2 + a stop + N/2
-resumed, give bitwise-identical weights on the CPU (tests/test_train_cli.py).
+files: cli/rundir.py and cli/metrics.py. Resuming restores all of last.pt: N steps,
+or N/2 + a stop + N/2 resumed, give bitwise-identical weights on the CPU
+(tests/test_train_cli.py).
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ from ..model import TransformerXL, VanillaTransformer
 from ..train import NonFiniteLoss, TrainConfig, lr_at, train_step
 from .curves import plot_curves
 from .ddp import any_rank, rank_world, rng_state, set_rng_state
-from .rundir import append_metrics, naming, not_yet, read_metrics
+from .metrics import append_metrics, read_metrics
+from .outputs import naming
+from .rundir import after_nan
 from .saved import note_saved
 from .stop import Stop, exit_code
 
@@ -202,12 +205,9 @@ class Run:
                 self.autocast,
                 check_finite=lambda t: not any_rank(not torch.isfinite(t), self.device))
         except NonFiniteLoss as e:
-            good = os.path.join(self.dir, "last.pt")
-            kept = (f"last good checkpoint {good} kept" if os.path.exists(good) else
-                    f"{not_yet(self.dir)}; start over with other options and "
-                    "--overwrite")  # best.pt perhaps (--eval-every < --save-every)
             # an error: train prints it, as every error, after its prefix (a Stop: none)
-            raise RunError(f"{e} at step {self.step + 1}; stopped, {kept}") from None
+            raise RunError(f"{e} at step {self.step + 1}; stopped, "
+                           f"{after_nan(self.dir)}") from None
         self.mems = out.mems or None
         self.pos += x.shape[1]
         self.step += 1

@@ -1,7 +1,7 @@
 """A training run's directory: what is in it, and every file in it but checkpoints.
 
     config.json    the options, the model config and the corpus (name, size, sha1)
-    metrics.jsonl  one JSON object per logged step / validation
+    metrics.jsonl  one JSON object per logged step / validation (cli/metrics.py)
     curves.png     training and validation bpc (if matplotlib is installed)
     last.pt        the latest checkpoint: model, optimizer, RNG, data position, memory
     best.pt        the weights with the lowest validation bpc so far
@@ -13,16 +13,22 @@ import importlib.util
 import json
 import os
 import sys
-from contextlib import contextmanager
 from dataclasses import asdict
 
-from ..files import TEMP_SUFFIX, atomic_path, name_too_long, remove_stale_temps
+from ..files import TEMP_SUFFIX, remove_stale_temps
 from . import plural
 from .errors import printable
 from .lock import LOCK_NAME, RunLock
+from .metrics import trim_metrics
 from .options import UsageError
-from .outputs import PROBE, check_writable, is_run_dir
-from .paths import check_out, refuse_special, refuse_text_as_out, writable_folder
+from .outputs import PROBE, check_writable, is_run_dir, write_text
+from .paths import (
+    check_out,
+    refuse_long,
+    refuse_special,
+    refuse_text_as_out,
+    writable_folder,
+)
 from .stop import held
 
 FILES = ("config.json", "metrics.jsonl", "curves.png", "last.pt", "best.pt")
@@ -45,13 +51,20 @@ def _in(d: str, out: str | None) -> str | None:
 
 
 def _out_of(d: str) -> str | None:
-    """The --out `d`'s config.json records, if any."""
+    """The --out `d`'s config.json records, if any (a name: in `d`)."""
     try:
         with open(os.path.join(d, "config.json")) as f:
             out = json.load(f)["args"]["out"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return out if isinstance(out, str) else None
+    return os.path.join(d, out) if isinstance(out, str) else None
+
+
+def recorded_out(args) -> str | None:
+    """--out as config.json records it: in the run directory, by its name there
+    (absolute, a moved or copied run wrote it into the old folder, and --overwrite
+    took it for someone's file), else absolute. Old absolute records read as ever."""
+    return _in(args.run_dir, args.out) or args.out
 
 
 def prepare_run_dir(args, created: list, locks: list, named: str = "--run-dir"):
@@ -64,7 +77,7 @@ def prepare_run_dir(args, created: list, locks: list, named: str = "--run-dir"):
     (paths.choose_run_dir).
     """
     d = args.run_dir
-    _refuse_long(d, named)
+    refuse_long(d, named, OWN)
     refuse_special(d, OWN)  # before anything opens one
     out = check_out(args.out, d, OWN) if args.out else None
     refuse_text_as_out(args.out, args.path)
@@ -78,18 +91,6 @@ def prepare_run_dir(args, created: list, locks: list, named: str = "--run-dir"):
         locks.append(RunLock(d))
     for name in FILES:  # what atomic writes killed mid-way left here
         remove_stale_temps(os.path.join(d, name))
-
-
-def _refuse_long(d: str, named: str) -> None:
-    """A run directory whose path leaves no room for its files' names (under
-    PATH_MAX itself, DIR/metrics.jsonl's temporary is over): refused before any
-    work (config.json failed once the corpus was built, exit 1)."""
-    longest = max(OWN, key=len)  # with the temporaries' TEMP_EXTRA
-    why = name_too_long(os.path.join(d, longest)) or ""
-    if why.startswith("the path"):  # (a folder's name too long: makedirs says so)
-        who = f"{named} {d}" if named.startswith("--") else f"{d}, {named},"
-        raise UsageError(f"{who} leaves no room for the files a run writes in it "
-                         f"({longest}: {why}); give a shorter path")
 
 
 def _check_new(args, d: str, created: list, named: str) -> None:
@@ -136,6 +137,14 @@ def kept(d) -> str:
                          else "")
 
 
+def after_nan(d: str) -> str:
+    """What a run stopped by a non-finite loss leaves, and how to go on."""
+    good = os.path.join(d, "last.pt")
+    return (f"last good checkpoint {good} kept" if os.path.exists(good) else
+            f"{not_yet(d)}; start over with other options and "
+            "--overwrite")  # best.pt perhaps (--eval-every < --save-every)
+
+
 def not_yet(d) -> str:
     """A run without last.pt: what it has written, best.pt perhaps."""
     best = os.path.join(d or "", "best.pt")  # the best weights, no training state
@@ -150,50 +159,6 @@ def remove_created(created: list) -> None:
             os.rmdir(d)  # only if still empty
         except OSError:
             pass
-
-
-@contextmanager
-def naming(path: str):
-    """An OSError while writing `path` names it (a full disk says where)."""
-    try:
-        yield
-    except OSError as e:
-        if e.filename:
-            raise
-        raise OSError(e.errno, e.strerror, path) from None
-
-
-def write_text(path: str, text: str) -> None:
-    """Atomically: a crash leaves the old file or the new one, never half of it."""
-    with naming(path), atomic_path(path) as tmp:
-        with open(tmp, "w") as f:
-            f.write(text)
-
-
-def read_metrics(run_dir: str) -> list[dict]:
-    path = os.path.join(run_dir, "metrics.jsonl")
-    if not os.path.exists(path):
-        return []
-    with open(path, "rb") as f:  # a byte that is not UTF-8 spoils its line only
-        lines = f.readlines()
-    out = []
-    for i, line in enumerate(lines):
-        try:
-            record = json.loads(line.decode())
-        except ValueError:  # not JSON, or not UTF-8 (a UnicodeDecodeError)
-            record = None
-        if isinstance(record, dict) and isinstance(record.get("step"), int):
-            out.append(record)
-        elif i < len(lines) - 1:  # not just the last line, cut off by a crash
-            print(f"note: {path} line {i + 1} is not a metrics record; it is left "
-                  "out, the lines after it are kept", file=sys.stderr)
-    return out
-
-
-def append_metrics(run_dir: str, record: dict) -> None:
-    path = os.path.join(run_dir, "metrics.jsonl")
-    with naming(path), open(path, "a") as f:
-        f.write(json.dumps(record) + "\n")
 
 
 def summary(args, run, valid) -> None:
@@ -219,16 +184,16 @@ def announce(args, run, corpus, tokens, device, world, saved=None) -> None:
         f"; {type(run.model).__name__} with {run.model.num_params():,} parameters; "
         f"run dir: {run.dir}{again}", sys.stdout), flush=True)
     if args.resume:  # drop lines logged after last.pt (a crash leaves some)
-        write_text(os.path.join(run.dir, "metrics.jsonl"),
-                   "".join(json.dumps(h) + "\n" for h in run.history))
+        trim_metrics(run.dir, run.history)
     if args.resume and args.path != saved["args"].get("path"):  # the text moved:
         moved = {**saved, "args": {**saved["args"], "path": args.path},  # later
                  "corpus": {**saved["corpus"], "path": args.path}}  # resumes read it
         write_text(os.path.join(run.dir, "config.json"), json.dumps(moved, indent=1))
     elif not args.resume:
         write_text(os.path.join(run.dir, "config.json"), json.dumps({
-            "args": vars(args), "model": asdict(run.model.cfg), "model_class":
-            type(run.model).__name__, "corpus": corpus, "world_size": world}, indent=1))
+            "args": {**vars(args), "out": recorded_out(args)}, "model":
+            asdict(run.model.cfg), "model_class": type(run.model).__name__,
+            "corpus": corpus, "world_size": world}, indent=1))
     if args.warmup >= args.steps and not args.resume:
         print(f"python -m txl_mini train: note: --warmup {args.warmup} >= --steps "
               f"{args.steps}: the learning rate never reaches --lr {args.lr}",

@@ -16,8 +16,8 @@ import os
 import sys
 
 from .options import UsageError
+from .outputs import write_text
 from .paths import gone, refuse_dangling, refuse_loop
-from .rundir import write_text
 
 
 def note_saved(run_dir: str, step: int) -> None:
@@ -62,12 +62,13 @@ def run_checkpoint(run_dir: str) -> str:
 def note_last(path: str, meta: dict, given: str, prog: str) -> None:
     """A run directory (`given`) read through its last.pt (`path`): one note on
     stderr, once every check passed (a refusal stays one line). A run stopped
-    before its first validation has no best.pt; its last.pt was used silently."""
+    before its first validation has no best.pt; its last.pt was used silently. Not
+    'stopped': a finished run's best.pt may have been deleted."""
     if not (os.path.isdir(given) and os.path.basename(path) == "last.pt"):
         return
     done, tc = meta.get("steps"), meta.get("train_config")
     total = tc.get("steps") if isinstance(tc, dict) else None
-    at = (f" (stopped at step {done}" + (f" of {total})" if isinstance(total, int)
-                                         else ")") if isinstance(done, int) else "")
-    print(f"{prog}: note: {os.path.dirname(path)} has no best.pt yet{at}; using "
-          "last.pt", file=sys.stderr)
+    at = (f" (step {done}" + (f" of {total})" if isinstance(total, int) else ")")
+          if isinstance(done, int) else "")
+    print(f"{prog}: note: {os.path.dirname(path)} has no best.pt; using its "
+          f"last.pt{at}", file=sys.stderr)
