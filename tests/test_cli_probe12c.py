@@ -119,16 +119,21 @@ def test_data_stats_escapes_a_file_name(tmp_path):
         f"{tmp_path}/a\\nb\\x1b[2Jc.txt: 460 chars, "), res.stdout
 
 
+def torchrun(*argv):
+    """`torchrun --standalone --nproc_per_node 2 -m txl_mini train ARGV`."""
+    launch = [sys.executable, "-m", "torch.distributed.run", "--standalone",
+              "--nproc_per_node", "2", "-m", "txl_mini", "train"]
+    return subprocess.run([*launch, *map(str, argv)], env=ENV, capture_output=True,
+                          text=True, timeout=300)
+
+
 def test_a_two_process_run_resumed_by_one_is_bad_input(tmp_path, text):
     """Finding 4: --resume of a run trained by 2 processes, in one, said 'was trained
     with 2 process(es); resume it with the same number (now 1)', exit 1; a changed
     option on resume is exit 2."""
     r = tmp_path / "r"
-    res = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone",
-                          "--nproc_per_node", "2", "-m", "txl_mini", "train",
-                          *tiny(text, r, steps=3), "--device", "cpu", "--batch-size",
-                          "4", "--pause-at", "1"], env=ENV, capture_output=True,
-                         text=True, timeout=300)
+    res = torchrun(*tiny(text, r, steps=3), "--device", "cpu", "--batch-size", "4",
+                   "--pause-at", "1")
     assert res.returncode == 0, res.stderr[-3000:]
     assert one_line(txl("train", "--resume", r), 2) == (
         f"python -m txl_mini train: error: {r} was trained with 2 processes; resume "
@@ -145,9 +150,10 @@ def test_evaluate_bounds_the_lengths(paused, option):
         "99,999,999,999,999,999,999")
 
 
-def test_the_readme_says_how_to_list_the_commands():
+def test_the_readme_says_how_to_list_the_commands(tmp_path, text):
     """Finding 6: the README said `python -m txl_mini` lists the commands; it says
-    'error: which command?' (exit 2), and --help lists them."""
+    'error: which command?' (exit 2), and --help lists them. It now also says that
+    torchrun prints its own ChildFailedError traceback after our one line."""
     with open(os.path.join(ROOT, "README.md")) as f:
         readme = " ".join(f.read().split())
     assert "`python -m txl_mini` lists" not in readme
@@ -155,4 +161,10 @@ def test_the_readme_says_how_to_list_the_commands():
     res = txl("--help")
     assert res.returncode == 0 and all(c in res.stdout for c in
                                        ("train", "evaluate", "sample", "data", "bench"))
-    assert "`ChildFailedError`" in readme  # torchrun's traceback after our line
+    # and, as it says, torchrun's own traceback follows a refused option's one line
+    assert "`ChildFailedError`" in readme
+    res = torchrun(*tiny(text, tmp_path / "r"), "--device", "cpu", "--batch-size", "3")
+    ours = ("python -m txl_mini train: error: --batch-size 3 must be divisible by the "
+            "2 processes\n")
+    assert res.returncode == 1 and res.stderr.startswith(ours), res.stderr[-3000:]
+    assert res.stderr.count(ours) == 1 and "ChildFailedError" in res.stderr
