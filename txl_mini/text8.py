@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import http.client
+import lzma
 import os
 import signal
 import sys
@@ -15,6 +16,7 @@ import time
 import urllib.error
 import urllib.request
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Tuple
@@ -29,26 +31,19 @@ TEXT8_ZIP_SHA1 = "6c70299b93b7e1f927b42cd8f6ac1a31547c7a2e"
 TEXT8_SIZE = 100_000_000
 TEXT8_SHA1 = "0dc3edebc970dcc96137e7deda4d9995af9d93de"
 TEXT8_CHARS = " abcdefghijklmnopqrstuvwxyz"  # index order: space=0, a=1 .. z=26
+HINT = "Pass the original text8.zip or the unzipped text8 file."
 
 
 class DataError(RuntimeError):
     """A corpus could not be obtained or failed verification; the message says what
-    to do.
+    to do (raised `from None`: it is the whole story, urllib's chain is noise)."""
 
-    Raised `from None`: the message is the whole story, urllib's chain is noise.
-    """
-
-
-# --------------------------------------------------------------------------------------
-# Splits
-# --------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Splits:
     """train / valid / test text of a corpus, and its `name` for runs to say."""
 
-    # repr=False: printing 100M characters would freeze a notebook; __repr__ shows
-    # the sizes.
+    # repr=False: printing 100M characters would freeze a notebook; __repr__: sizes
     train: str = field(repr=False)
     valid: str = field(repr=False)
     test: str = field(repr=False)
@@ -62,10 +57,8 @@ class Splits:
 
 def split_sizes(n: int, n_valid: Optional[int] = None, n_test: Optional[int] = None
                 ) -> Tuple[int, int, int]:
-    """(n_train, n_valid, n_test) for a corpus of n chars; by default 5% each.
-
-    n // 20 gives exactly 90M / 5M / 5M for the 100M-char text8, the paper's split.
-    """
+    """(n_train, n_valid, n_test) for a corpus of n chars; by default 5% each:
+    n // 20 gives exactly 90M / 5M / 5M for the 100M-char text8, the paper's split."""
     n_valid = n // 20 if n_valid is None else n_valid
     n_test = n // 20 if n_test is None else n_test
     if min(n_valid, n_test) < 0 or n_valid + n_test >= n:
@@ -82,13 +75,8 @@ def split_text8(text: str, n_valid: Optional[int] = None, n_test: Optional[int] 
                   text[n_train + n_valid:], name=name)
 
 
-# --------------------------------------------------------------------------------------
-# text8: download, verify, cache
-# --------------------------------------------------------------------------------------
-
 def default_cache_dir() -> Path:
-    """$TXL_MINI_CACHE, else $XDG_CACHE_HOME/txl_mini, else ~/.cache/txl_mini
-."""
+    """$TXL_MINI_CACHE, else $XDG_CACHE_HOME/txl_mini, else ~/.cache/txl_mini."""
     if os.environ.get("TXL_MINI_CACHE"):
         return Path(os.environ["TXL_MINI_CACHE"]).expanduser()
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
@@ -96,11 +84,8 @@ def default_cache_dir() -> Path:
 
 
 def _sha1_file(path: Path) -> str:
-    h = hashlib.sha1()
     with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+        return hashlib.file_digest(f, "sha1").hexdigest()
 
 
 def _check(what: str, size: int, sha1: str, want_size: int, want_sha1: str,
@@ -113,22 +98,40 @@ def _check(what: str, size: int, sha1: str, want_size: int, want_sha1: str,
 
 def _read_text(path: Path, text_size: int, text_sha1: str, label: str = "") -> str:
     """The verified text of `path`: a zip holding `text8`, or the raw file."""
-    hint = "Pass the original text8.zip or the unzipped text8 file."
     try:
-        if zipfile.is_zipfile(path):
-            with zipfile.ZipFile(path) as zf:
-                data = zf.read("text8")
-        else:
-            data = path.read_bytes()
+        data = (_unzip(path, text_size) if zipfile.is_zipfile(path)
+                else path.read_bytes())
     except KeyError:
         raise DataError(
-            f"{path} is a zip without a file named 'text8'. {hint}") from None
-    except (OSError, zipfile.BadZipFile) as e:
-        raise DataError(f"could not read {path}: {e}. {hint}") from None
+            f"{path} is a zip without a file named 'text8'. {HINT}") from None
+    except NotImplementedError:  # a method zipfile has no decompressor for
+        raise DataError(f"{path} is a zip file compressed with a method this Python "
+                        f"cannot read (text8.zip's is deflate). {HINT}") from None
+    except (zipfile.BadZipFile, zlib.error, lzma.LZMAError, EOFError, OSError) as e:
+        if isinstance(e, OSError) and e.errno is not None:  # the disk's, not the zip's
+            raise DataError(f"could not read {path}: {e}. {HINT}") from None
+        # bz2's is an OSError with no errno: 'Invalid data stream'
+        raise DataError(f"{path} is a damaged zip file ({e}). {HINT}") from None
     # The text's own checksum is what guarantees the corpus; a re-zipped copy is fine.
     _check(label or f"text8 in {path}", len(data), hashlib.sha1(data).hexdigest(),
-           text_size, text_sha1, hint)
+           text_size, text_sha1, HINT)
     return data.decode("latin-1")  # never fails; CharVocab.encode names odd characters
+
+
+def _unzip(path: Path, text_size: int) -> bytes:
+    """The `text8` entry of the zip `path`, refused unread where it is encrypted or
+    larger than text8 (a zip bomb's 5 GiB of spaces were decompressed whole)."""
+    with zipfile.ZipFile(path) as zf:
+        info = zf.getinfo("text8")
+        if info.flag_bits & 1:
+            raise DataError(f"{path} is an encrypted zip file; text8.zip has no "
+                            f"password. {HINT}")
+        if info.file_size > text_size:
+            raise DataError(f"text8 in {path} failed verification: expected "
+                            f"{text_size:,} bytes, it holds {info.file_size:,} (not "
+                            f"read). {HINT}")
+        with zf.open(info) as f:  # no more than that, whatever the directory says
+            return f.read(text_size + 1)
 
 
 def _reason(e: Exception) -> str:
@@ -195,12 +198,10 @@ def load_text8(path: Optional[PathLike] = None, *, cache_dir: Optional[PathLike]
                url: str = TEXT8_URL, zip_size: int = TEXT8_ZIP_SIZE,
                zip_sha1: str = TEXT8_ZIP_SHA1, text_size: int = TEXT8_SIZE,
                text_sha1: str = TEXT8_SHA1, progress: bool = True) -> Splits:
-    """text8 as the standard 90M / 5M / 5M split, verified by size and sha1.
-
-    With `path` (text8.zip or the unzipped text8) nothing is downloaded. Otherwise the
-    zip is fetched once into `cache_dir` (default: `default_cache_dir()`) and reused.
-    Any failure raises one `DataError` that says what failed and how to proceed.
-    """
+    """text8 as the standard 90M / 5M / 5M split, verified by size and sha1. With
+    `path` (text8.zip or the unzipped text8) nothing is downloaded. Otherwise the zip
+    is fetched once into `cache_dir` (default: `default_cache_dir()`) and reused. Any
+    failure raises one `DataError` that says what failed and how to proceed."""
     if path is not None:
         p = Path(path).expanduser()
         if not p.is_file():
@@ -236,10 +237,9 @@ def load_text8(path: Optional[PathLike] = None, *, cache_dir: Optional[PathLike]
 def _cached_or_download(cache: Path, url: str, zip_size: int, zip_sha1: str,
                         text_size: int, text_sha1: str, progress: bool) -> Splits:
     dest = cache / "text8.zip"
-    verified = (zip_size, zip_sha1)
-    if dest.is_file() and (dest.stat().st_size, _sha1_file(dest)) != verified:
-        # Not the verified file (damaged, or placed by hand): keep it aside, never
-        # delete it.
+    if dest.is_file() and (dest.stat().st_size, _sha1_file(dest)) != (zip_size,
+                                                                       zip_sha1):
+        # not the verified file (damaged, or placed by hand): kept aside, never deleted
         aside = dest.with_name(f"{dest.name}.mismatch-{int(time.time())}")
         dest.rename(aside)
         print(f"note: {dest} does not match text8's checksum; moved it to "

@@ -23,9 +23,11 @@ from .paths import refuse_directory, refuse_missing
 
 # how text8's messages name load_text8's arguments -> the options that set them
 OPTION_NAMES = {"path=...": "--path", "cache_dir=...": "--cache-dir"}
-# text8's words for a file that is there but is not text8 (a read that fails is not
-# bad input: exit 1, as a disk's fault)
-NOT_TEXT8 = re.compile("failed verification|is a zip without")
+# text8's words for a zip it cannot read: damaged, encrypted, an unknown method
+BAD_ZIP = "is a damaged zip|is an encrypted zip|is a zip file compressed"
+# and for a file that is there but is not text8 (a read that fails is not bad input:
+# exit 1, as a disk's fault)
+NOT_TEXT8 = re.compile(f"failed verification|is a zip without|{BAD_ZIP}")
 
 
 def sha1_tokens(tokens: torch.Tensor) -> str:
@@ -69,6 +71,8 @@ def option_names(path: str | None = None):
         msg = str(e)
         for arg, option in OPTION_NAMES.items():
             msg = msg.replace(arg, option)
+        if path and re.match(f"{re.escape(path)} ({BAD_ZIP})", msg):  # as a cut one
+            msg = f"--path {msg}"
         if NOT_TEXT8.search(msg):  # a --path that is not text8: bad input, exit 2
             raise UsageError(msg) from None
         raise DataError(msg) from None

@@ -14,6 +14,7 @@ from ..text8 import TEXT8_CHARS, DataError, load_text8
 from . import SUBCOMMANDS, plural
 from .corpus import option_names
 from .data_offline import cmd_offline
+from .errors import printable
 from .options import Parser, UsageError, ascii_only, command, fail
 from .outputs import check_cache_env, unreachable
 from .paths import expand, refuse_directory, refuse_empty, refuse_missing
@@ -72,7 +73,9 @@ def _cmd_stats(args: argparse.Namespace) -> None:
     text = read_text_file(args.file)  # one character per byte, as train reads it
     if not text:  # no statistic of nothing; train and evaluate refuse it alike
         raise UsageError(f"{args.file} is empty: there is no text in it")
-    _print_stats(text, args.file, "char" if text.isascii() else "byte")
+    # its name escaped, as train's lines are: a newline or an ESC reached the terminal
+    _print_stats(text, printable(args.file, sys.stdout),
+                 "char" if text.isascii() else "byte")
     if not text.isascii():  # UTF-8 letters are two bytes or more: say what is counted
         print("  not ASCII: train reads a file one byte per character, as counted "
               "here; a byte outside a-z and A-Z becomes a space")

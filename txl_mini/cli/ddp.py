@@ -41,6 +41,16 @@ def init_group(backend: str, prog: str) -> None:
         raise failed[0]
 
 
+def check_world(run_dir: str, trained: int) -> None:
+    """A resumed run has as many processes as `trained` it: bad input otherwise (it
+    was a RunError, exit 1, where the run restored each process' streams)."""
+    world = rank_world()[1]
+    if trained != world:
+        were = "process" if trained == 1 else "processes"
+        raise UsageError(f"{run_dir} was trained with {trained} {were}; resume it "
+                         f"with the same number (now {world})")
+
+
 def rank_world() -> tuple[int, int]:
     return (dist.get_rank(), dist.get_world_size()) if dist.is_initialized() else (0, 1)
 

@@ -24,16 +24,10 @@ from .corpus import (
 )
 from .errors import printable
 from .memory import check_memory
-from .options import (
-    Parser,
-    UsageError,
-    add_common,
-    check_at_least,
-    command,
-)
+from .options import Parser, UsageError, add_common, check_at_least, command, flag
 from .paths import expand, refuse_empty
 from .saved import note_last
-from .settings import check_distances, check_settings
+from .settings import MAX_DISTANCE, check_distances, check_settings
 
 PROG = "python -m txl_mini evaluate"
 
@@ -156,6 +150,9 @@ def main(argv=None) -> int:
     if args.clamp_len is not None and (args.clamp_len < -1 or args.clamp_len == 0):
         raise UsageError(f"--clamp-len must be -1 (off) or >= 1, got {args.clamp_len}")
     check_distances(args.clamp_len, None)
+    for name in ("seg_len", "mem_len"):  # as --clamp-len and a checkpoint's lengths
+        if (v := getattr(args, name)) is not None and v > MAX_DISTANCE:
+            raise UsageError(f"{flag(name)} must be <= {MAX_DISTANCE:,}, got {v:,}")
     model, meta, path, device = open_checkpoint(args)
     cfg, B = model.cfg, args.batch_size
     mode, L, M, changes, window = settings(args, model)

@@ -3,8 +3,7 @@
 A resumed run takes every option from DIR/config.json except the few it may change
 (MAY_CHANGE). Its last.pt must hold the model config.json describes; a finished run
 says so and writes nothing; a run that stopped before its first last.pt starts again
-from step 0 with its own options.
-"""
+from step 0 with its own options."""
 
 from __future__ import annotations
 
@@ -24,6 +23,7 @@ from ..checkpoint import (
     save_checkpoint,
 )
 from .checkpoints import check_meta, check_state, read_input
+from .ddp import check_world
 from .options import UsageError, flag
 from .outputs import naming
 from .paths import check_out, refuse_special, same_file, writable_folder
@@ -189,8 +189,8 @@ def read_last(run_dir: str, config: dict, steps: int, device, writes=True) -> di
         out = out and os.path.join(run_dir, out)
         if out and writes:  # rank 0 only: each rank wrote it (torchrun)
             raise Finished(f"{done}; " + _finish_out(out, run_dir, ckpt, device))
-        raise Finished(f"{done}; nothing to do (its last.pt and best.pt are "
-                       "unchanged)")
+        raise Finished(f"{done}; nothing to do (its last.pt and best.pt are unchanged)")
+    check_world(run_dir, len(extra["ranks"]))  # each process carries its streams' state
     return ckpt
 
 
