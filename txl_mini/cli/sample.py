@@ -64,8 +64,13 @@ def main(argv=None) -> int:
     if prompt.numel() == 0:
         raise UsageError("--prompt: give at least one character")
     model, meta, path, device = open_checkpoint(args)
-    V = model.cfg.vocab_size  # a larger --top-k draws from all V, silently
-    if args.top_k is not None and args.top_k > V:
+    # train refuses another --vocab-size; a checkpoint from before, or forged, drew
+    # ids past 'z' that are no character (an IndexError halfway through the text)
+    V = len(vocab.chars)
+    if model.cfg.vocab_size != V:
+        raise UsageError(f"{path} has config.vocab_size = {model.cfg.vocab_size:,}, "
+                         f"not {V}, the characters sample writes (a-z and space)")
+    if args.top_k is not None and args.top_k > V:  # else all V, silently
         raise UsageError(f"--top-k must be <= {V}, the checkpoint's vocabulary size, "
                          f"got {args.top_k:,}")
     gen = None

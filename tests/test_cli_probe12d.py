@@ -1,0 +1,57 @@
+"""Issue 31, a twelfth probe of the command lines (d): sample's characters, names and
+memory. Each command-line test failed on 65e8e35 (subprocesses, as a user's shell
+runs them)."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+from cli_text import words
+from test_cli_faults import ENV, one_line, tiny, txl
+
+from txl_mini.config import ModelConfig
+from txl_mini.model import TransformerXL
+from txl_mini.sample import generate, sample_next
+
+PROG = "python -m txl_mini"
+# a run directory's name with a newline, an escape sequence, DEL and a right-to-left
+# override, and the same as train's lines and evaluate's header write it
+ODD = "r\n\x1b[31mX\x7f\u202e"
+SHOWN = "r\\n\\x1b[31mX\\x7f\\u202e"
+
+
+@pytest.fixture(scope="module")
+def d(tmp_path_factory):
+    """A trained tiny run, d/r, and its corpus, d/text.txt."""
+    d = tmp_path_factory.mktemp("probe12d")
+    (d / "text.txt").write_text(words(2000))
+    assert txl("train", *tiny(str(d / "text.txt"), d / "r")).returncode == 0
+    return d
+
+
+@pytest.mark.parametrize("size", ["28", "256"])
+def test_train_refuses_a_vocabulary_other_than_the_corpus_characters(d, size):
+    """Finding 1: --vocab-size 28 up to 256 was accepted; its checkpoint's sample
+    drew ids past 'z' and died with 'IndexError: string index out of range'."""
+    res = txl("train", *tiny(str(d / "text.txt"), d / "v"), "--vocab-size", size)
+    assert one_line(res, 2) == (f"{PROG} train: error: --vocab-size must be 27, the "
+                                f"corpus' characters (a-z and space), got {size}")
+    assert not (d / "v").exists()
+
+
+def test_sample_refuses_a_checkpoint_with_more_ids_than_characters(d, tmp_path):
+    """Finding 1: a checkpoint of vocab_size 28 (made before train refused it, or
+    forged) gave a traceback after part of its text; now one line, nothing drawn."""
+    ckpt = torch.load(d / "r" / "best.pt", weights_only=False)
+    ckpt["config"]["vocab_size"] = 28
+    state = ckpt["state_dict"]
+    for name in ("embed.weight", "head.weight", "head.bias"):  # one row more
+        state[name] = torch.cat([state[name], state[name][-1:] + 5])
+    torch.save(ckpt, tmp_path / "v28.pt")
+    res = txl("sample", tmp_path / "v28.pt", "--chars", "2000", "--seed", "0")
+    assert one_line(res, 2) == (
+        f"{PROG} sample: error: {tmp_path}/v28.pt has config.vocab_size = 28, not "
+        "27, the characters sample writes (a-z and space)")
+    assert res.stdout == ""
