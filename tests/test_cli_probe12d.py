@@ -55,3 +55,21 @@ def test_sample_refuses_a_checkpoint_with_more_ids_than_characters(d, tmp_path):
         f"{PROG} sample: error: {tmp_path}/v28.pt has config.vocab_size = 28, not "
         "27, the characters sample writes (a-z and space)")
     assert res.stdout == ""
+
+
+def test_odd_run_directory_names_are_escaped(d, tmp_path):
+    """Finding 2: sample's header and the no-best.pt note printed the name raw: a
+    line broken in two, the terminal's colour changed, the text reversed."""
+    r = tmp_path / ODD
+    assert txl("train", *tiny(str(d / "text.txt"), r, steps=1)).returncode == 0
+    shown = f"{tmp_path}/{SHOWN}"
+    res = txl("sample", r, "--chars", "5", "--seed", "0")
+    assert res.returncode == 0, res.stderr
+    assert res.stderr.splitlines()[0] == (f"TransformerXL from {shown}/best.pt "
+                                          "(corpus: offline); key/value cache")
+    os.remove(r / "best.pt")
+    note = f"note: {shown} has no best.pt; using its last.pt (step 1 of 1)"
+    for argv in (["evaluate", r, "--chars", "100"], ["sample", r, "--chars", "5"]):
+        res = txl(*argv)
+        assert res.returncode == 0, res.stderr
+        assert res.stderr.splitlines()[0] == f"{PROG} {argv[0]}: {note}"

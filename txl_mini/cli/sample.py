@@ -14,6 +14,7 @@ from ..model import VanillaTransformer
 from ..sample import generate
 from . import plural
 from .checkpoints import corpus_name, open_checkpoint
+from .errors import printable
 from .options import (
     Parser,
     UsageError,
@@ -85,8 +86,8 @@ def main(argv=None) -> int:
     if not args.quiet:  # a run's last.pt said, with the line about the model
         note_last(path, meta, expand(args.checkpoint), PROG)
         corpus = _shown(corpus_name(meta.get("corpus", "?")))
-        print(f"{type(model).__name__} from {path} (corpus: {corpus}); {how}",
-              file=sys.stderr)
+        print(printable(f"{type(model).__name__} from {path} (corpus: {corpus}); "
+                        f"{how}", sys.stderr), file=sys.stderr)
     first = prompt_start(len(prompt), model.cfg, use_cache)
     if first and not args.quiet:
         print(f"--prompt: reading its last {len(prompt) - first:,} of "
