@@ -73,3 +73,11 @@ def test_odd_run_directory_names_are_escaped(d, tmp_path):
         res = txl(*argv)
         assert res.returncode == 0, res.stderr
         assert res.stderr.splitlines()[0] == f"{PROG} {argv[0]}: {note}"
+
+
+def test_sample_chars_0_prints_the_prompt(d):
+    """Finding 4: --chars 0 printed nothing, not even the prompt (--chars 1 printed
+    'the v' and a newline)."""
+    res = txl("sample", d / "r", "--chars", "0", "--quiet")
+    assert res.returncode == 0 and res.stderr == "", res.stderr
+    assert res.stdout == "the \n"

@@ -101,6 +101,8 @@ def main(argv=None) -> int:
         sys.stdout.write(vocab.chars[i])
         sys.stdout.flush()
 
+    if args.chars == 0:  # the prompt alone: no character, so no NaN, to wait for
+        shown.append(sys.stdout.write(args.prompt))
     start = time.perf_counter()
     try:
         generate(model, prompt[first:], args.chars, temperature=args.temperature,
