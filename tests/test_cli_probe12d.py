@@ -81,3 +81,56 @@ def test_sample_chars_0_prints_the_prompt(d):
     res = txl("sample", d / "r", "--chars", "0", "--quiet")
     assert res.returncode == 0 and res.stderr == "", res.stderr
     assert res.stdout == "the \n"
+
+
+def peak_rss_kb(*argv) -> int:
+    """The peak resident memory, in kB, of `python -m txl_mini ARGV` alone: measured
+    from a fresh parent, as RUSAGE_CHILDREN keeps the largest child it ever waited
+    for."""
+    code = ("import resource, subprocess, sys; "
+            "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
+            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    res = subprocess.run([sys.executable, "-c", code, sys.executable, "-m", "txl_mini",
+                          *map(str, argv)], env=ENV, text=True, capture_output=True,
+                         timeout=300)
+    assert res.returncode == 0, res.stderr
+    return int(res.stdout)
+
+
+def test_sample_memory_does_not_grow_with_chars(d):
+    """Finding 3: every character's logits were kept (return_logits or not): about
+    0.65 kB each, 241 MB at --chars 1,000, 293 MB at 80,000. 30,000 characters
+    (15 s) grew it by ~19 MB; now by less than 4."""
+    def peak(n):
+        return peak_rss_kb("sample", d / "r", "--chars", n, "--quiet", "--threads",
+                           "1", "--seed", "0")
+    small, large = peak(1000), peak(30000)
+    assert large - small < 4000, (small, large)
+
+
+@pytest.mark.parametrize("P", [3, 20])  # a prompt shorter and longer than W = 8
+def test_generate_draws_the_same_ids_and_logits_as_before(P):
+    """Finding 3's fix keeps the last W ids and no logits unless asked: the ids and
+    logits are bitwise those of the committed loops, which kept everything."""
+    torch.manual_seed(0)
+    cfg = ModelConfig(vocab_size=27, n_layer=2, n_head=2, d_head=4, d_model=8,
+                      d_inner=16, seg_len=8, mem_len=8)
+    model = TransformerXL(cfg).eval()
+    prompt = torch.randint(0, 27, (P,))
+
+    def draw(use_cache, return_logits):
+        gen = torch.Generator().manual_seed(1)
+        return generate(model, prompt, 40, temperature=1.0, generator=gen,
+                        use_cache=use_cache, return_logits=return_logits)
+
+    gen, ids, logits = torch.Generator().manual_seed(1), prompt[None], []
+    with torch.inference_mode():  # the committed no-cache loop: the whole history
+        for _ in range(40):
+            logits.append(model(ids[:, -cfg.seg_len:]).logits[:, -1][0].float())
+            nxt = sample_next(logits[-1][None], 1.0, None, gen)
+            ids = torch.cat([ids, nxt[:, None]], dim=1)
+    new, got = draw(False, True)
+    assert torch.equal(new, ids[0, P:]) and torch.equal(got, torch.stack(logits))
+    assert torch.equal(draw(False, False), new)
+    new, _ = draw(True, True)
+    assert torch.equal(draw(True, False), new)
