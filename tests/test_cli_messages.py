@@ -220,8 +220,8 @@ def test_a_huge_vocab_size_is_refused_with_its_bound(d):
     --mem-len', none of which would help (and below the memory check, an
     allocation that fails mid-run)."""
     refused(d, ["train", "--preset", "tiny", "--vocab-size", "100000000000",
-                "--run-dir", "{d}/v"], "train: error: --vocab-size must be <= 256 (a "
-            "row per byte value; the corpus has 27), got 100,000,000,000")
+                "--run-dir", "{d}/v"], "train: error: --vocab-size must be 27, the "
+            "corpus' characters (a-z and space), got 100,000,000,000")
     assert not (d / "v").exists()
 
 

@@ -53,7 +53,7 @@ def test_options_override_the_preset(tmp_path, text):
     (["--dropout", "1.5"], "error: --dropout must be in [0, 1), got 1.5"),
     (["--d-model", "15"], "error: --d-model must be even"),
     (["--clamp-len", "4", "--pos-enc", "shaw"], "error: --clamp-len does nothing"),
-    (["--vocab-size", "5"], "error: --vocab-size must be >= 27"),
+    (["--vocab-size", "5"], "error: --vocab-size must be 27"),
     (["--vanilla", "--pos-enc", "shaw"], "error: --pos-enc: the vanilla baseline"),
     (["--init-std", "-1"], "error: --init-std must be a finite number > 0, got -1"),
 ])

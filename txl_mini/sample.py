@@ -93,7 +93,8 @@ def generate(model, prompt: torch.Tensor, n_chars: int, *, temperature: float = 
                                  mem_len=M)
             cache, logits = out.cache, out.logits[:, -1]  # (1, V) the next character
         for _ in range(n_chars):
-            drawn_from.append(logits[0].float().cpu())
+            if return_logits:  # else kept for nothing: ~0.65 kB a character
+                drawn_from.append(logits[0].float().cpu())
             nxt = sample_next(logits, temperature, top_k, generator)  # (1,)
             out_ids.append(int(nxt))
             if on_token:
@@ -105,12 +106,14 @@ def generate(model, prompt: torch.Tensor, n_chars: int, *, temperature: float = 
         W = context or cfg.seg_len
         for _ in range(n_chars):
             logits = model(ids[:, -W:]).logits[:, -1]  # the whole window, again
-            drawn_from.append(logits[0].float().cpu())
+            if return_logits:
+                drawn_from.append(logits[0].float().cpu())
             nxt = sample_next(logits, temperature, top_k, generator)
             out_ids.append(int(nxt))
             if on_token:
                 on_token(int(nxt))
-            ids = torch.cat([ids, nxt[:, None]], dim=1)  # (1, P + t)
+            # only the next window is read: the whole history was copied every step
+            ids = torch.cat([ids, nxt[:, None]], dim=1)[:, -W:]  # (1, <= W)
     new = torch.tensor(out_ids, dtype=torch.long)  # (n_chars,)
     if return_logits:
         V = cfg.vocab_size

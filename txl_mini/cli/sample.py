@@ -14,6 +14,7 @@ from ..model import VanillaTransformer
 from ..sample import generate
 from . import plural
 from .checkpoints import corpus_name, open_checkpoint
+from .errors import printable
 from .options import (
     Parser,
     UsageError,
@@ -64,8 +65,13 @@ def main(argv=None) -> int:
     if prompt.numel() == 0:
         raise UsageError("--prompt: give at least one character")
     model, meta, path, device = open_checkpoint(args)
-    V = model.cfg.vocab_size  # a larger --top-k draws from all V, silently
-    if args.top_k is not None and args.top_k > V:
+    # train refuses another --vocab-size; a checkpoint from before, or forged, drew
+    # ids past 'z' that are no character (an IndexError halfway through the text)
+    V = len(vocab.chars)
+    if model.cfg.vocab_size != V:
+        raise UsageError(f"{path} has config.vocab_size = {model.cfg.vocab_size:,}, "
+                         f"not {V}, the characters sample writes (a-z and space)")
+    if args.top_k is not None and args.top_k > V:  # else all V, silently
         raise UsageError(f"--top-k must be <= {V}, the checkpoint's vocabulary size, "
                          f"got {args.top_k:,}")
     gen = None
@@ -80,8 +86,8 @@ def main(argv=None) -> int:
     if not args.quiet:  # a run's last.pt said, with the line about the model
         note_last(path, meta, expand(args.checkpoint), PROG)
         corpus = _shown(corpus_name(meta.get("corpus", "?")))
-        print(f"{type(model).__name__} from {path} (corpus: {corpus}); {how}",
-              file=sys.stderr)
+        print(printable(f"{type(model).__name__} from {path} (corpus: {corpus}); "
+                        f"{how}", sys.stderr), file=sys.stderr)
     first = prompt_start(len(prompt), model.cfg, use_cache)
     if first and not args.quiet:
         print(f"--prompt: reading its last {len(prompt) - first:,} of "
@@ -95,6 +101,8 @@ def main(argv=None) -> int:
         sys.stdout.write(vocab.chars[i])
         sys.stdout.flush()
 
+    if args.chars == 0:  # the prompt alone: no character, so no NaN, to wait for
+        shown.append(sys.stdout.write(args.prompt))
     start = time.perf_counter()
     try:
         generate(model, prompt[first:], args.chars, temperature=args.temperature,

@@ -15,6 +15,7 @@ import json
 import os
 import sys
 
+from .errors import printable
 from .options import UsageError
 from .outputs import write_text
 from .paths import gone, refuse_dangling, refuse_loop
@@ -70,5 +71,5 @@ def note_last(path: str, meta: dict, given: str, prog: str) -> None:
     total = tc.get("steps") if isinstance(tc, dict) else None
     at = (f" (step {done}" + (f" of {total})" if isinstance(total, int) else ")")
           if isinstance(done, int) else "")
-    print(f"{prog}: note: {os.path.dirname(path)} has no best.pt; using its "
-          f"last.pt{at}", file=sys.stderr)
+    print(printable(f"{prog}: note: {os.path.dirname(path)} has no best.pt; using "
+                    f"its last.pt{at}", sys.stderr), file=sys.stderr)

@@ -26,19 +26,12 @@ BETA1 = inspect.signature(torch.optim.Adam).parameters["betas"].default[0]
 # overflows far above it, and a Shaw table of that many rows is sized at once
 MAX_DISTANCE = 2**31 - 1
 
-# rows past the corpus' 27 characters are never used; a bound keeps a typo from
-# asking for a GiB-sized embedding (or an allocation that fails mid-run)
-MAX_VOCAB = 256
-
-
 def check_vocab(vocab_size: int | None) -> None:
-    """--vocab-size: at least the corpus' characters, at most a row per byte value."""
-    if vocab_size is not None and vocab_size < len(TEXT8_CHARS):
-        raise UsageError(f"--vocab-size must be >= {len(TEXT8_CHARS)}, the corpus' "
-                         f"characters (a-z and space), got {vocab_size}")
-    if vocab_size is not None and vocab_size > MAX_VOCAB:
-        raise UsageError(f"--vocab-size must be <= {MAX_VOCAB} (a row per byte value; "
-                         f"the corpus has {len(TEXT8_CHARS)}), got {vocab_size:,}")
+    """--vocab-size: the corpus' characters, no more and no fewer. Fewer cannot encode
+    the text; with more, sample drew ids that are no character at all."""
+    if vocab_size is not None and vocab_size != len(TEXT8_CHARS):
+        raise UsageError(f"--vocab-size must be {len(TEXT8_CHARS)}, the corpus' "
+                         f"characters (a-z and space), got {vocab_size:,}")
 
 
 def check_lr(lr: float) -> None:
