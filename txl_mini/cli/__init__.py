@@ -166,7 +166,11 @@ def run_process(argv: list) -> None:
     hold_fd_2()
     watch_arrivals()  # which signal came first, SIGTERM or a Ctrl-C
     interrupt_once()
-    exit_done(main(argv))
+    try:
+        code = main(argv)
+    except SystemExit as e:  # argparse's --help and usage errors: their line is out,
+        code = e.code  # and a signal in the teardown must not undo it (exit_done)
+    exit_done(code)
 
 
 def run_module(name: str) -> None:
