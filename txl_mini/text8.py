@@ -107,10 +107,10 @@ def _read_text(path: Path, text_size: int, text_sha1: str, label: str = "") -> s
     except NotImplementedError:  # a method zipfile has no decompressor for
         raise DataError(f"{path} is a zip file compressed with a method this Python "
                         f"cannot read (text8.zip's is deflate). {HINT}") from None
-    except (zipfile.BadZipFile, zlib.error, lzma.LZMAError, EOFError, OSError) as e:
+    except (zipfile.BadZipFile, zlib.error, lzma.LZMAError, EOFError, OSError,
+            UnicodeDecodeError) as e:  # bz2's: an OSError, no errno; a bad name's
         if isinstance(e, OSError) and e.errno is not None:  # the disk's, not the zip's
             raise DataError(f"could not read {path}: {e}. {HINT}") from None
-        # bz2's is an OSError with no errno: 'Invalid data stream'
         raise DataError(f"{path} is a damaged zip file ({e}). {HINT}") from None
     # The text's own checksum is what guarantees the corpus; a re-zipped copy is fine.
     _check(label or f"text8 in {path}", len(data), hashlib.sha1(data).hexdigest(),
