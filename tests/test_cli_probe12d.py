@@ -8,8 +8,7 @@ import sys
 
 import pytest
 import torch
-from cli_text import words
-from test_cli_faults import ENV, one_line, tiny, txl
+from test_cli_faults import ENV, one_line, run_dir, tiny, txl  # noqa: F401
 
 from txl_mini.config import ModelConfig
 from txl_mini.model import TransformerXL
@@ -23,12 +22,9 @@ SHOWN = "r\\n\\x1b[31mX\\x7f\\u202e"
 
 
 @pytest.fixture(scope="module")
-def d(tmp_path_factory):
-    """A trained tiny run, d/r, and its corpus, d/text.txt."""
-    d = tmp_path_factory.mktemp("probe12d")
-    (d / "text.txt").write_text(words(2000))
-    assert txl("train", *tiny(str(d / "text.txt"), d / "r")).returncode == 0
-    return d
+def d(run_dir):  # noqa: F811 (the fixture imported above)
+    """A trained tiny run, d/r, and its corpus, d/text.txt (test_cli_faults')."""
+    return run_dir
 
 
 @pytest.mark.parametrize("size", ["28", "256"])
