@@ -32,7 +32,7 @@ import os
 import sys
 
 _COMMANDS = ("train", "evaluate", "sample", "data", "bench")  # as cli/__init__.py's
-_SUBCOMMANDS = ("text8", "stats", "offline")  # data's, as cli/__init__.py's
+_SUBCOMMANDS = ("text8", "stats", "offline")  # data's (cli.SUBCOMMANDS["data"])
 # `python -m txl_mini.cli.train ...` runs `python -m txl_mini train ...` (its module's
 # __main__ block)
 _ENTRY_POINTS = [f"cli.{c}" for c in _COMMANDS]
@@ -90,6 +90,16 @@ def _refuse_launch() -> None:
         sys.exit(2)
 
 
+def _prog(argv: list) -> str:
+    """`python -m txl_mini data offline`: the name a command's lines start with, from
+    its argv: the command, and data's subcommand ('data: ...' was too short). Here,
+    not in cli/, for the early Ctrl-C's line; cli.prog_of is this."""
+    n = int(bool(argv) and argv[0] in _COMMANDS)
+    if n and argv[0] == "data" and argv[1:2] and argv[1] in _SUBCOMMANDS:
+        n = 2
+    return " ".join(["python -m txl_mini", *argv[:n]])
+
+
 def _interrupt_early(command: str | None) -> None:
     """A Ctrl-C before the command's own handler is in place (cli.interrupt_once: the
     imports of cli/ and torch take a second) was a KeyboardInterrupt traceback from
@@ -100,11 +110,8 @@ def _interrupt_early(command: str | None) -> None:
     import _signal
     if _signal.getsignal(_signal.SIGINT) is not _signal.default_int_handler:
         return
-    argv = ([command] if command else []) + sys.argv[1:]  # as main's prog names it
-    words = argv[:1] if argv[:1] and argv[0] in _COMMANDS else []
-    if words == ["data"] and argv[1:2] and argv[1] in _SUBCOMMANDS:
-        words = argv[:2]
-    line = f"\n{' '.join(['python -m txl_mini', *words])}: interrupted\n".encode()
+    argv = ([command] if command else []) + sys.argv[1:]
+    line = f"\n{_prog(argv)}: interrupted\n".encode()
 
     def interrupted(signum, frame):
         try:

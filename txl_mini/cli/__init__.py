@@ -10,7 +10,8 @@ import signal
 import sys
 from importlib import import_module
 
-from .. import _launched
+from .. import _SUBCOMMANDS, _launched
+from .. import _prog as prog_of  # the commands' name: 'python -m txl_mini train'
 from .bars import tqdm_refused
 from .errors import (
     NEEDED,
@@ -37,7 +38,7 @@ COMMANDS = {  # name -> what it does (the module txl_mini.cli.<name> runs it)
     "data": "fetch and verify text8, corpus statistics, write the offline corpus",
     "bench": "training and evaluation speed (the paper's Table 9), memory",
 }
-SUBCOMMANDS = {"data": ("text8", "stats", "offline")}  # as cli/data.py's parser has
+SUBCOMMANDS = {"data": _SUBCOMMANDS}  # as cli/data.py's parser has
 USAGE = "usage: python -m txl_mini <command> [options]   (--help after a command)"
 
 
@@ -100,19 +101,6 @@ def _load(module: str, prog: str):
         e.__traceback__ = None
         print(f"{prog}: error: {line}", file=sys.stderr)
         return None
-
-
-def prog_of(argv: list) -> str:
-    """`python -m txl_mini train`: the name a command's lines start with."""
-    return " ".join(["python -m txl_mini", *argv[:subcommands(argv)]])
-
-
-def subcommands(argv: list) -> int:
-    """How many of argv's first words name the command: 'data offline' is two, as
-    data's own lines say (a signal during the imports said 'data: ...')."""
-    if not argv or argv[0] not in COMMANDS:
-        return 0
-    return 2 if argv[1:2] and argv[1] in SUBCOMMANDS.get(argv[0], ()) else 1
 
 
 def _list_commands(argv: list) -> int:
