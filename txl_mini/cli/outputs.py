@@ -143,8 +143,9 @@ def _cannot_make(path: str) -> str | None:
     while not os.path.lexists(os.path.dirname(top)):
         top = os.path.dirname(top)
     try:
-        os.mkdir(top)
-        os.rmdir(top)
+        with held():  # as check_writable's probe: a Ctrl-C between left the folder
+            os.mkdir(top)
+            os.rmdir(top)
     except OSError as e:
         return f"cannot make {path} ({e.strerror}); give another folder"
     return None
