@@ -26,6 +26,7 @@ repeat it.
     hf_port.py         names and weights of the HF port       07
   tooling (no chapter imports it)
     cli/               python -m txl_mini train|evaluate|sample|data|bench
+    shadows.py         a json.py in the working folder, in one line
 """
 
 import os
@@ -67,7 +68,8 @@ def _refuse_launch() -> None:
     folder since removed, torch's import failed ('Intel oneMKL FATAL ERROR: Cannot
     load libtorch_cpu.so'); and the old spellings (txl_mini.train ...) loaded torch,
     for seconds, only to say where the command line went. Both are said here, the
-    latter for every module but the package and its commands' (exit 2)."""
+    latter for every module but the package and its commands' (exit 2). A file of
+    the working folder in place of a module (json.py) is said from here on too."""
     if getattr(sys, "argv", [None])[:1] != ["-m"]:  # only while -m looks for X
         return
     run = _launched() or ""
@@ -81,26 +83,31 @@ def _refuse_launch() -> None:
         word = word if word in (*_COMMANDS, "data offline") else "<command>"
         sys.stderr.write(f"use: python -m txl_mini {word} ...\n")
         sys.exit(2)
-    _interrupt_early(name.removeprefix("cli.") if name in _ENTRY_POINTS else None)
+    command = [name.removeprefix("cli.")] if name in _ENTRY_POINTS else []
+    prog = _prog(command + sys.argv[1:])
+    _interrupt_early(prog)
     try:
         os.getcwd()
     except FileNotFoundError:
         sys.stderr.write("python -m txl_mini: error: the current folder no longer "
                          "exists; cd somewhere first\n")
         sys.exit(2)
+    # a json.py, signal.py there: one line naming it (typing's import below, cli's)
+    from . import shadows
+    shadows.install(prog)
 
 
 def _prog(argv: list) -> str:
     """`python -m txl_mini data offline`: the name a command's lines start with, from
     its argv: the command, and data's subcommand ('data: ...' was too short). Here,
-    not in cli/, for the early Ctrl-C's line; cli.prog_of is this."""
+    not in cli/, for the early lines (a Ctrl-C's, a json.py's); cli.prog_of is this."""
     n = int(bool(argv) and argv[0] in _COMMANDS)
     if n and argv[0] == "data" and argv[1:2] and argv[1] in _SUBCOMMANDS:
         n = 2
     return " ".join(["python -m txl_mini", *argv[:n]])
 
 
-def _interrupt_early(command: str | None) -> None:
+def _interrupt_early(prog: str) -> None:
     """A Ctrl-C before the command's own handler is in place (cli.interrupt_once: the
     imports of cli/ and torch take a second) was a KeyboardInterrupt traceback from
     wherever it landed. Here it is the command's one line, exit 130; nothing is
@@ -110,8 +117,7 @@ def _interrupt_early(command: str | None) -> None:
     import _signal
     if _signal.getsignal(_signal.SIGINT) is not _signal.default_int_handler:
         return
-    argv = ([command] if command else []) + sys.argv[1:]
-    line = f"\n{_prog(argv)}: interrupted\n".encode()
+    line = f"\n{prog}: interrupted\n".encode()
 
     def interrupted(signum, frame):
         try:

@@ -11,6 +11,7 @@ import resource
 import sys
 from types import ModuleType
 
+from ..shadows import stand_in, words
 from .stdout import writable
 
 # What torch's allocators say when they fail: the CPU's DefaultCPUAllocator ("can't
@@ -125,6 +126,11 @@ def import_failed(e: Exception) -> str | None:
         return (f"this Python ({sys.executable}) has no {e.name}, which txl_mini "
                 "needs: pip install -r requirements.txt")
     name, where = _culprit(e)
+    # a json.py in the working folder was 'importing torch failed ... from torch's
+    # file'; a torch.py that the line below names as `where` keeps that line
+    shadow = stand_in(e)
+    if shadow and (shadow[0] in sys.stdlib_module_names or shadow[1] != where):
+        return words(*shadow)
     if name is None:  # one of our own modules is missing or broken
         return None
     chain = [e]
