@@ -20,7 +20,7 @@ import torch
 from ..config import POS_ENCODINGS, PRESETS, ModelConfig
 from .ddp import launched_rank
 from .errors import UsageError, printable
-from .stop import stopped
+from .stop import finishing, stopped
 
 DEVICES = ("auto", "cpu", "cuda", "mps")
 
@@ -80,7 +80,12 @@ class Parser(argparse.ArgumentParser):
             self.register("type", kind, ascii_only(kind))
 
     def error(self, message):
+        finishing()  # a signal now must not change the status of what is said
         raise SystemExit(fail(self.prog, f"error: {message} (see --help)"))
+
+    def print_help(self, file=None):
+        finishing()
+        super().print_help(file)
 
 
 def ascii_only(kind):

@@ -1,13 +1,12 @@
 """How a command ends early: Ctrl-C / SIGTERM, a second one, and the one line.
 
 In the training loop the first SIGINT, SIGTERM or SIGHUP only sets a flag: the loop
-finishes the current step (or stops a validation within a segment), saves last.pt and
-exits with one line. A second one stops at once without saving; the last checkpoint on
-disk is kept (writes are atomic). Anywhere else SIGTERM and SIGHUP are a Ctrl-C: they
-raise, so that what a KeyboardInterrupt tidies (the run's lock, temporary files) is
-tidied. A signal that would raise inside an import waits until the import is done
-(`deferred`). The first signal names the stop and sets its status; another kind that
-follows is the same request (`first_stop`).
+finishes the step (or stops a validation within a segment), saves last.pt and exits
+with one line. A second stops at once without saving; the last checkpoint on disk is
+kept (writes are atomic). Elsewhere SIGTERM and SIGHUP are a Ctrl-C: they raise, so
+that what a KeyboardInterrupt tidies (the run's lock, temporary files) is tidied. A
+signal that would raise inside an import waits until it is done (`deferred`). The
+first signal names the stop and its status; a second kind is the same request.
 """
 
 from __future__ import annotations
@@ -39,8 +38,8 @@ class Terminated(KeyboardInterrupt):
 
 
 class Abort(BaseException):
-    """A second SIGINT / SIGTERM / SIGHUP: stop now, without saving. `name`, the
-    first signal's, sets the status; `again` says both."""
+    """A second SIGINT / SIGTERM / SIGHUP: stop now, without saving. `name` (the
+    first's) sets the status; `again` says both."""
 
     def __init__(self, name: str, second: str | None = None):
         super().__init__(name)
@@ -49,8 +48,7 @@ class Abort(BaseException):
                       else f"{name}, then {second}")
 
 
-# what stops the loop with a checkpoint: Ctrl-C, SIGTERM (a scheduler), SIGHUP (the
-# terminal or ssh session closed: by default it killed the run with no last.pt)
+# stop the loop with a checkpoint: Ctrl-C, SIGTERM (a scheduler), SIGHUP (ssh closed)
 LOOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
@@ -69,10 +67,8 @@ def signals_caught(stop_flag: dict):
             stop_flag["other"] = name
         stop_flag["signal"] = _first[0]
 
-    old = {}
+    old = {}  # one ignored by whoever started us (`trap '' TERM`, `cmd &`) stays so
     if threading.current_thread() is threading.main_thread():  # signals reach it only
-        # one ignored by whoever started us (`trap '' TERM`, a script's `cmd &`) stays
-        # ignored, as before and after the loop and in the other commands
         old = {sig: signal.signal(sig, handler) for sig in LOOP_SIGNALS
                if signal.getsignal(sig) != signal.SIG_IGN}
     try:
@@ -84,9 +80,9 @@ def signals_caught(stop_flag: dict):
 
 @contextmanager
 def held():
-    """While inside, a signal that would raise waits (`deferred`), and is taken as it
-    ends: DIR/.lock made but not yet where the run's tidying finds it (a signal there
-    left it behind). A flag, not a signal mask: torch's threads take masked signals."""
+    """While inside, a signal that would raise waits (`deferred`), taken as it ends:
+    DIR/.lock made but not yet where the run's tidying finds it (a signal there left
+    it). A flag, not a signal mask: torch's threads take masked signals."""
     _holding.append(True)
     try:
         yield
@@ -94,6 +90,13 @@ def held():
         _holding.pop()
         if _pending and not _holding and not in_import(sys._getframe()):
             _take_pending(sys._getframe())
+
+
+def finishing() -> None:
+    """The command's last text goes out next (--help, a usage error): a signal now waits
+    for good (held()), not 'interrupted' after it; in run_process's process only."""
+    if _arrivals:
+        _holding.append(True)
 
 
 def after_loop(stop_flag: dict, run) -> None:
@@ -108,7 +111,7 @@ def after_loop(stop_flag: dict, run) -> None:
                    exit_code(name))
 
 
-def _bootstrap(frame) -> bool:
+def _bootstrap(frame) -> bool:  # a frame of Python's import machinery
     return frame.f_code.co_filename.startswith("<frozen importlib._bootstrap")
 
 
@@ -123,8 +126,7 @@ _pending: list[int] = []  # signals that landed inside an import, taken after it
 _holding: list[bool] = []  # inside held(): signals wait too
 _held_since: list[float] = []  # when the first of them landed
 _gave_up: list[bool] = []  # an import held a signal too long: raise inside it after all
-# longer than any import takes (torch's: seconds) when nothing is wrong; a probe saw
-# matplotlib's spin for minutes under `ulimit -v`, and no signal could stop it
+# longer than any import takes (torch's: seconds); matplotlib's spun for minutes
 STUCK_S = 5.0
 
 
@@ -200,8 +202,8 @@ def _first_arrived() -> str | None:
 
 def first_stop(name: str) -> bool:
     """Is signal `name` the first to stop the command (or the same again)? The first
-    sets the status and the words; a second kind is the same request. (A second
-    exception replaced the first while it was handled: SIGTERM said 'interrupted'.)"""
+    sets the status and words; a second kind is the same request (it replaced the
+    first's exception while that was handled: SIGTERM said 'interrupted')."""
     if not _first:
         _first.append(_first_arrived() or name)
     return _first[0] == name
@@ -222,12 +224,10 @@ def stopped(e: KeyboardInterrupt) -> tuple[str, int, str]:
 @contextmanager
 def sigterm_raises():
     """While inside: SIGTERM or SIGHUP raises Terminated, once; a second one ends the
-    process as the signal does by default. (SIGHUP killed `data offline` with no
-    line, its temporary file left, and a run folder half made.) Not ignored: an
-    import that swallows the exception (a bare except in a lazy import) must not
-    leave a process SIGTERM cannot stop, and signals_caught, which takes over in the
-    loop, would read SIG_IGN as ignored by whoever started us (`nohup`), which stays
-    ignored, as SIGINT does in Python."""
+    process as the signal does by default (SIGHUP killed `data offline` with no line,
+    a temporary file left). Not ignored: a bare except in a lazy import must not leave
+    a process SIGTERM cannot stop, and signals_caught would read SIG_IGN as ignored by
+    whoever started us (`nohup`), which stays ignored, as SIGINT does in Python."""
     def handler(signum, frame):
         if deferred(signum, frame):
             return
