@@ -83,3 +83,13 @@ def test_a_text8_path_too_long_is_one_line(tmp_path, size):
     line = one_line(txl("data", "text8", "--path", path, cwd=tmp_path), 2)
     assert line.startswith(f"{PROG} data text8: error: {path}: File name too long. "
                            "Give --path text8.zip"), line[-200:]
+
+
+def test_too_few_file_descriptors_is_one_line(tmp_path):
+    """Finding 2: under `ulimit -n 5` the command's module cannot be opened; the
+    handler's own lazy `import traceback` failed too: two chained tracebacks."""
+    res = subprocess.run(["bash", "-c", 'ulimit -n 5; exec "$0" -m txl_mini '
+                          'evaluate R', sys.executable], env=ENV, cwd=tmp_path,
+                         text=True, capture_output=True, timeout=120)
+    assert one_line(res, 1) == (f"{PROG} evaluate: error: too many open files to "
+                                "load the command (ulimit -n 5; raise it)")
