@@ -93,3 +93,18 @@ def test_too_few_file_descriptors_is_one_line(tmp_path):
                          text=True, capture_output=True, timeout=120)
     assert one_line(res, 1) == (f"{PROG} evaluate: error: too many open files to "
                                 "load the command (ulimit -n 5; raise it)")
+
+
+def test_a_torch_setting_torch_refuses_names_the_variable(tmp_path):
+    """Finding 3: TORCH_LOGS=bogus was 'importing torch failed (ValueError: Invalid
+    log settings: bogus, must be a comma separated list of fully) ...; is it
+    installed, or shadowed ...?', exit 1: cut mid-sentence, blaming installation."""
+    (tmp_path / "x.txt").write_text("some text")
+    res = txl_env(dict(ENV, TORCH_LOGS="bogus"), "data", "stats", "x.txt",
+                  cwd=tmp_path)
+    line = one_line(res, 2)
+    assert line.startswith(f"{PROG} data stats: error: torch refused "
+                           "TORCH_LOGS='bogus' in the environment (Invalid log "
+                           "settings: bogus, must be a "
+                           "comma separated list of fully qualified module names"), line
+    assert line.endswith("); fix or unset it"), line

@@ -151,6 +151,31 @@ def import_failed(e: Exception) -> str | None:
             f"from {where}; is it installed, or shadowed by a file of that name?")
 
 
+TORCH_PREFIXES = ("TORCH_", "PYTORCH_")  # the variables torch reads as it loads
+
+
+def env_refused(e: Exception) -> str | None:
+    """One line for torch's own ValueError at import that quotes a TORCH_* (or
+    PYTORCH_*) variable's value, else None: TORCH_LOGS=bogus was 'importing torch
+    failed (... list of fully) ...; is it installed ...?', exit 1, a line cut short
+    that blamed the installation. Its first paragraph is kept (torch lists the valid
+    settings after it)."""
+    text = str(e)
+    set_ = [f"{k}={v!r}" for k, v in os.environ.items()
+            if k.startswith(TORCH_PREFIXES) and v.strip()  # as a word: not any '1'
+            and re.search(rf"(?<!\w){re.escape(v)}(?!\w)", text)]
+    if not (set_ and isinstance(e, ValueError) and _culprit(e)[0] == "torch"
+            and not stand_in(e)):
+        return None
+    lines = []
+    for line in filter(None, map(str.strip, text.splitlines())):
+        if line.endswith(":"):  # 'Valid settings:' and the list after it
+            break
+        lines.append(line)
+    return (f"torch refused {', '.join(set_)} in the environment "
+            f"({' '.join(lines) or text.strip()}); fix or unset it")
+
+
 OURS = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
