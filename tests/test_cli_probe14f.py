@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from test_cli_faults import ENV, one_line, txl
+from test_cli_faults import ENV, one_line, tiny, txl
 
 PROG = "python -m txl_mini"
 
@@ -108,3 +108,18 @@ def test_a_torch_setting_torch_refuses_names_the_variable(tmp_path):
                            "settings: bogus, must be a "
                            "comma separated list of fully qualified module names"), line
     assert line.endswith("); fix or unset it"), line
+
+
+def test_no_open_without_an_encoding(tmp_path, text):
+    """Finding 4: PYTHONWARNDEFAULTENCODING=1 PYTHONWARNINGS=error made train a
+    20-line traceback ending in EncodingWarning (outputs.py's open(tmp, "w")), and
+    saved.py's open warned too. Every text open() now names its encoding."""
+    env = dict(ENV, PYTHONWARNDEFAULTENCODING="1", PYTHONWARNINGS="error")
+    r = tmp_path / "r"
+    for argv in (["train", *tiny(text, r)],
+                 ["evaluate", r, "--chars", "60", "--threads", "1"],
+                 ["sample", r, "--chars", "5", "--threads", "1"],
+                 ["data", "stats", text],
+                 ["data", "offline", "--chars", "3000", "--out", tmp_path / "o.txt"]):
+        res = txl_env(env, *argv)
+        assert res.returncode == 0 and "Warning" not in res.stderr, res.stderr

@@ -80,7 +80,7 @@ def starved(e: BaseException) -> bool:
 def mapped() -> int:
     """Bytes of address space this process maps now (VmSize); 0 where unknown."""
     try:
-        with open("/proc/self/status") as f:
+        with open("/proc/self/status", encoding="utf-8") as f:
             for line in f:
                 if line.startswith("VmSize:"):
                     return int(line.split()[1]) * 1024
