@@ -9,7 +9,9 @@ is not a regular file (a device, a FIFO, a directory) is never replaced.
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
+import stat
 import tempfile
 import time
 from contextlib import contextmanager
@@ -97,6 +99,31 @@ def name_too_long(path: PathLike) -> str | None:
     if len(os.fsencode(path)) + TEMP_EXTRA >= path_max:
         return f"the path is too long (at most {path_max - TEMP_EXTRA - 1:,} bytes)"
     return None
+
+
+def not_a_file(p: Path, missing: bool = True) -> str | None:
+    """Why `p` is no regular file to read or replace, else None (also where it is
+    missing, unless not `missing`): a name too long is said, where pathlib's
+    is_file() raised it, and a link to nothing names where it points."""
+    try:
+        mode = p.stat().st_mode
+    except OSError as e:
+        if e.errno != errno.ENOENT:
+            return f"{p}: {e.strerror}"
+        if os.path.islink(p):
+            return f"{p} is a link to {os.readlink(p)}, which is not there"
+        return f"no such file: {p}" if missing else None
+    if stat.S_ISREG(mode):
+        return None
+    return f"{p} is " + ("a directory" if stat.S_ISDIR(mode) else "a FIFO, not a "
+                         "regular file" if stat.S_ISFIFO(mode) else "a device or "
+                         "socket, not a regular file")
+
+
+def sha1_file(path: PathLike) -> str:
+    """The sha1 of the file's bytes (read in blocks, not whole)."""
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha1").hexdigest()
 
 
 def _mode_for(path: Path) -> int:

@@ -5,6 +5,7 @@ text8 is the first 10^8 bytes of an English Wikipedia dump, reduced to a-z and s
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import http.client
 import lzma
@@ -23,7 +24,7 @@ from typing import Optional, Tuple
 
 from tqdm import tqdm
 
-from .files import PathLike, atomic_path, remove_stale_temps
+from .files import PathLike, atomic_path, not_a_file, remove_stale_temps, sha1_file
 
 TEXT8_URL = "http://mattmahoney.net/dc/text8.zip"
 TEXT8_ZIP_SIZE = 31_344_016
@@ -37,6 +38,10 @@ HINT = "Pass the original text8.zip or the unzipped text8 file."
 class DataError(RuntimeError):
     """A corpus could not be obtained or failed verification; the message says what
     to do (raised `from None`: it is the whole story, urllib's chain is noise)."""
+
+
+class CacheError(DataError):
+    """The cache folder cannot be made or written, or its text8.zip is no file."""
 
 
 @dataclass(frozen=True)
@@ -81,11 +86,6 @@ def default_cache_dir() -> Path:
         return Path(os.environ["TXL_MINI_CACHE"]).expanduser()
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     return Path(base).expanduser() / "txl_mini"
-
-
-def _sha1_file(path: Path) -> str:
-    with open(path, "rb") as f:
-        return hashlib.file_digest(f, "sha1").hexdigest()
 
 
 def _check(what: str, size: int, sha1: str, want_size: int, want_sha1: str,
@@ -204,10 +204,7 @@ def load_text8(path: Optional[PathLike] = None, *, cache_dir: Optional[PathLike]
     failure raises one `DataError` that says what failed and how to proceed."""
     if path is not None:
         p = Path(path).expanduser()
-        if not p.is_file():
-            kind = ("a directory" if p.is_dir() else "a FIFO, not a regular file"
-                    if p.is_fifo() else "a device or socket, not a regular file")
-            what = f"{p} is {kind}" if p.exists() else f"no such file: {p}"
+        if what := not_a_file(p):
             raise DataError(f"{what}. Give path=... text8.zip or the unzipped text8 "
                             f"file, or leave it out to download {url}.")
         return split_text8(_read_text(p, text_size, text_sha1))
@@ -215,36 +212,38 @@ def load_text8(path: Optional[PathLike] = None, *, cache_dir: Optional[PathLike]
     cache = (Path(cache_dir).expanduser() if cache_dir is not None
              else default_cache_dir())
     made = [p for p in (cache, *cache.parents) if not p.exists()]  # to undo on failure
+    how = ("Give cache_dir=... a directory you can write." if cache_dir is not None
+           else "Set TXL_MINI_CACHE to a directory you can write.")
     try:
         cache.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        how = ("Give cache_dir=... a directory you can write." if cache_dir is not None
-               else "Set TXL_MINI_CACHE to a directory you can write.")
-        raise DataError(f"cannot create cache directory {cache}: {e.strerror}. "
-                        f"{how}") from None
-    try:
         return _cached_or_download(cache, url, zip_size, zip_sha1, text_size,
                                    text_sha1, progress)
-    except BaseException:  # a failed first download leaves no empty cache directory
+    except BaseException as e:  # a failed first download leaves no empty cache folder
         for p in made:  # deepest first
             try:
                 p.rmdir()
             except OSError:
                 break
+        if isinstance(e, OSError):  # not the download's (a DataError): the folder's
+            why = not_a_file(cache / "text8.zip", missing=False) or (
+                f"{e.filename}: {e.strerror}" if e.filename not in (None, str(cache))
+                else e.strerror)
+            disk = e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EIO)  # no folder's
+            error = DataError if disk else CacheError
+            raise error(f"cannot use cache directory {cache}: {why}. {how}") from None
         raise
 
 
 def _cached_or_download(cache: Path, url: str, zip_size: int, zip_sha1: str,
                         text_size: int, text_sha1: str, progress: bool) -> Splits:
     dest = cache / "text8.zip"
-    if dest.is_file() and (dest.stat().st_size, _sha1_file(dest)) != (zip_size,
+    if dest.is_file() and (dest.stat().st_size, sha1_file(dest)) != (zip_size,
                                                                        zip_sha1):
         # not the verified file (damaged, or placed by hand): kept aside, never deleted
         aside = dest.with_name(f"{dest.name}.mismatch-{int(time.time())}")
         dest.rename(aside)
         print(f"note: {dest} does not match text8's checksum; moved it to "
               f"{aside.name} and fetching a fresh copy", file=sys.stderr)
-    if dest.is_file():
-        return split_text8(_read_text(dest, text_size, text_sha1))
-    return split_text8(_download(url, dest, zip_size, zip_sha1, text_size, text_sha1,
+    return split_text8(_read_text(dest, text_size, text_sha1) if dest.is_file() else
+                       _download(url, dest, zip_size, zip_sha1, text_size, text_sha1,
                                  progress))

@@ -16,6 +16,7 @@ from .bars import tqdm_refused
 from .errors import (
     NEEDED,
     drop_compile_times,
+    env_refused,
     import_failed,
     oom_words,
     printable,
@@ -56,8 +57,9 @@ def main(argv=None) -> int:
                 if refused := tqdm_refused():
                     print(f"{prog}: error: {refused}", file=sys.stderr)
                     return 2
-                command = _command(name, prog)  # None: said why it cannot load
-                return 1 if command is None else command.main(argv[1:])
+                command = _command(name, prog)  # a status: said why it cannot load
+                return (command if isinstance(command, int) else
+                        command.main(argv[1:]))
         finally:  # a closed pipe or a full device shows here, not at Python's exit
             sys.stdout.flush()
     except KeyboardInterrupt as e:  # what a command does not handle itself: one line
@@ -93,14 +95,17 @@ def _command(name: str, prog: str):
 
 
 def _load(module: str, prog: str):
+    """The module, else the exit status after one line saying why it did not load:
+    2 where torch refused a setting of the environment (TORCH_LOGS=bogus), else 1."""
     try:
         return import_module(module)
     except Exception as e:  # a torch.py's ValueError or SyntaxError too
-        if (line := import_failed(e)) is None:
+        status = 2 if (line := env_refused(e)) else 1
+        if not line and (line := import_failed(e)) is None:
             raise
         e.__traceback__ = None
         print(f"{prog}: error: {line}", file=sys.stderr)
-        return None
+        return status
 
 
 def _list_commands(argv: list) -> int:
@@ -193,8 +198,9 @@ def _preload() -> None:
     if refused := tqdm_refused():
         print(f"{prog}: error: {refused}", file=sys.stderr)
         sys.exit(2)
-    if any(_load(package, prog) is None for package in NEEDED):
-        sys.exit(1)
+    for package in NEEDED:
+        if isinstance(status := _load(package, prog), int):
+            sys.exit(status)
 
 
 _preload()  # last: everything above is defined

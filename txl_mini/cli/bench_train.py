@@ -48,7 +48,7 @@ class PeakMemory:
             pass  # not glibc: the RSS peaks then include freed memory it kept
         self.base = _proc_status("VmRSS:")
         try:
-            with open("/proc/self/clear_refs", "w") as f:
+            with open("/proc/self/clear_refs", "w", encoding="ascii") as f:
                 f.write("5")  # resets VmHWM to the current RSS (Linux)
         except OSError:
             pass
@@ -65,7 +65,7 @@ class PeakMemory:
 def _proc_status(field: str) -> float:
     """A memory line of /proc/self/status in MiB; NaN where there is none."""
     try:
-        with open("/proc/self/status") as f:
+        with open("/proc/self/status", encoding="utf-8") as f:
             for line in f:
                 if line.startswith(field):
                     return int(line.split()[1]) / 1024
@@ -211,7 +211,7 @@ def device_name(device: torch.device) -> str:
     if device.type == "cuda":
         return torch.cuda.get_device_name(device)
     try:
-        with open("/proc/cpuinfo") as f:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
             for line in f:
                 if line.startswith("model name"):
                     return line.split(":", 1)[1].strip()

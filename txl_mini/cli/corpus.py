@@ -15,7 +15,7 @@ import torch
 
 from ..corpus import BOOK_CORPORA
 from ..data import MAX_TEXT_BYTES, OFFLINE_CHARS, CharVocab, corpus_splits
-from ..text8 import DataError
+from ..text8 import CacheError, DataError
 from . import plural
 from .options import UsageError, rank_zero
 from .outputs import check_cache_env
@@ -73,7 +73,8 @@ def option_names(path: str | None = None):
             msg = msg.replace(arg, option)
         if path and re.match(f"{re.escape(path)} ({BAD_ZIP})", msg):  # as a cut one
             msg = f"--path {msg}"
-        if NOT_TEXT8.search(msg):  # a --path that is not text8: bad input, exit 2
+        # a --path that is not text8, a cache folder text8 cannot use: bad input
+        if NOT_TEXT8.search(msg) or isinstance(e, CacheError):
             raise UsageError(msg) from None
         raise DataError(msg) from None
 

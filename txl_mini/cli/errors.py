@@ -5,6 +5,7 @@ can raise it too) and running out of memory (`out_of_memory`, `starved`)."""
 from __future__ import annotations
 
 import atexit
+import errno
 import os
 import re
 import resource
@@ -79,7 +80,7 @@ def starved(e: BaseException) -> bool:
 def mapped() -> int:
     """Bytes of address space this process maps now (VmSize); 0 where unknown."""
     try:
-        with open("/proc/self/status") as f:
+        with open("/proc/self/status", encoding="utf-8") as f:
             for line in f:
                 if line.startswith("VmSize:"):
                     return int(line.split()[1]) * 1024
@@ -122,6 +123,9 @@ def import_failed(e: Exception) -> str | None:
     else None (a bug of ours: its traceback). A torch.py in the current folder that
     raised, or libtorch that could not be mapped under `ulimit -v`, gave 25 lines;
     so did a torch.py's ValueError, SyntaxError or partial import's AttributeError."""
+    if isinstance(e, OSError) and e.errno == errno.EMFILE:  # a module's file, unopened
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        return f"too many open files to load the command (ulimit -n {soft}; raise it)"
     if isinstance(e, ModuleNotFoundError) and e.name in NEEDED:  # not installed
         return (f"this Python ({sys.executable}) has no {e.name}, which txl_mini "
                 "needs: pip install -r requirements.txt")
@@ -147,6 +151,31 @@ def import_failed(e: Exception) -> str | None:
             f"from {where}; is it installed, or shadowed by a file of that name?")
 
 
+TORCH_PREFIXES = ("TORCH_", "PYTORCH_")  # the variables torch reads as it loads
+
+
+def env_refused(e: Exception) -> str | None:
+    """One line for torch's own ValueError at import that quotes a TORCH_* (or
+    PYTORCH_*) variable's value, else None: TORCH_LOGS=bogus was 'importing torch
+    failed (... list of fully) ...; is it installed ...?', exit 1, a line cut short
+    that blamed the installation. Its first paragraph is kept (torch lists the valid
+    settings after it)."""
+    text = str(e)
+    set_ = [f"{k}={v!r}" for k, v in os.environ.items()
+            if k.startswith(TORCH_PREFIXES) and v.strip()  # as a word: not any '1'
+            and re.search(rf"(?<!\w){re.escape(v)}(?!\w)", text)]
+    if not (set_ and isinstance(e, ValueError) and _culprit(e)[0] == "torch"
+            and not stand_in(e)):
+        return None
+    lines = []
+    for line in filter(None, map(str.strip, text.splitlines())):
+        if line.endswith(":"):  # 'Valid settings:' and the list after it
+            break
+        lines.append(line)
+    return (f"torch refused {', '.join(set_)} in the environment "
+            f"({' '.join(lines) or text.strip()}); fix or unset it")
+
+
 OURS = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
@@ -156,12 +185,11 @@ def _culprit(e: BaseException) -> tuple[str | None, str]:
     body run that is not ours (a typing_extensions.py that torch imports is named,
     not torch). Raised by our own code, or a function of another's that it called:
     the module it names (`from torch import nn`, `torch.nn` of an empty torch.py) if
-    another's, else ours."""
-    import traceback
+    another's, else ours. (It imports nothing: under `ulimit -n 5` an import failed.)"""
     if isinstance(e, SyntaxError) and not (e.filename or "<").startswith("<"):
         where = os.path.abspath(e.filename)
         return (None, "") if where.startswith(OURS) else (_module_of(where), where)
-    frames = [f for f, _ in traceback.walk_tb(e.__traceback__)
+    frames = [f for f in _frames(e.__traceback__)
               if not f.f_code.co_filename.startswith("<frozen ")
               and f.f_globals.get("__name__") != "importlib"]
     theirs = [f for f in frames if not f.f_code.co_filename.startswith(OURS)]
@@ -178,6 +206,13 @@ def _culprit(e: BaseException) -> tuple[str | None, str]:
     if top == "txl_mini" or (isinstance(e, AttributeError) and not _stand_in(module)):
         return None, ""
     return top, getattr(module, "__file__", None) or getattr(e, "path", None) or "?"
+
+
+def _frames(tb):
+    """The frames of a traceback, outermost first (traceback.walk_tb's)."""
+    while tb is not None:
+        yield tb.tb_frame
+        tb = tb.tb_next
 
 
 def _stand_in(module) -> bool:

@@ -103,7 +103,7 @@ RUN_FIELDS = {"args": {"steps", "run_dir", "preset"}, "model": {"n_layer", "d_mo
 def is_run_dir(d: str) -> bool:
     """True if `d` holds a config.json written by `python -m txl_mini train`."""
     try:
-        with open(os.path.join(d, "config.json")) as f:
+        with open(os.path.join(d, "config.json"), encoding="utf-8") as f:
             config = json.load(f)
     except (OSError, ValueError):
         return False
@@ -192,7 +192,7 @@ def naming(path: str):
 def write_text(path: str, text: str) -> None:
     """Atomically: a crash leaves the old file or the new one, never half of it."""
     with naming(path), atomic_path(path) as tmp:
-        with open(tmp, "w") as f:
+        with open(tmp, "w", encoding="utf-8") as f:
             f.write(text)
 
 
@@ -201,7 +201,7 @@ def write_json(path: str, result: dict) -> str | None:
     it after its report)."""
     try:
         with atomic_path(path) as tmp:  # never a half-written file
-            with open(tmp, "w") as f:
+            with open(tmp, "w", encoding="utf-8") as f:
                 json.dump(result, f, indent=1)
     except OSError as e:
         return (f"error: cannot write {path}: {e.strerror or e} (the results are "

@@ -58,7 +58,7 @@ def restore_options(args, argv, parser: argparse.ArgumentParser, check) -> dict:
         raise UsageError("--resume continues the run with its own settings; "
                          f"drop {names}")
     try:
-        with open(os.path.join(args.resume, "config.json")) as f:
+        with open(os.path.join(args.resume, "config.json"), encoding="utf-8") as f:
             config = json.load(f)
         saved = config["args"]
         if not isinstance(saved, dict):

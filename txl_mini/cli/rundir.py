@@ -55,7 +55,7 @@ def _in(d: str, out: str | None) -> str | None:
 def _out_of(d: str) -> str | None:
     """The --out `d`'s config.json records, if any (a name: in `d`)."""
     try:
-        with open(os.path.join(d, "config.json")) as f:
+        with open(os.path.join(d, "config.json"), encoding="utf-8") as f:
             out = json.load(f)["args"]["out"]
     except (OSError, ValueError, KeyError, TypeError):
         return None

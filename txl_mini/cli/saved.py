@@ -26,7 +26,7 @@ def note_saved(run_dir: str, step: int) -> None:
     disk loses it (the next save says the disk is full), never the run."""
     path = os.path.join(run_dir, "config.json")
     try:
-        with open(path) as f:
+        with open(path, encoding="utf-8") as f:
             config = json.load(f)
         write_text(path, json.dumps({**config, "saved": step}, indent=1))
     except (OSError, ValueError):

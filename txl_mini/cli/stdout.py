@@ -79,7 +79,8 @@ class QuietStderr:
     reaches a command (train took one from its bar for a full disk and stopped)."""
 
     def __init__(self, stream):  # None: main() called where descriptor 2 is closed
-        self._stream = stream if stream is not None else open(os.devnull, "w")
+        self._stream = (stream if stream is not None else
+                        open(os.devnull, "w", encoding="utf-8"))
 
     def write(self, text: str) -> int:
         try:
@@ -130,8 +131,8 @@ def hold_fd_2() -> None:
     /dev/null: print(..., file=None) writes to stdout, and tqdm cannot write to None.
     What would be shown on stderr is dropped."""
     if _hold(2):
-        sys.stderr = open(2, "w", buffering=1, errors="backslashreplace",
-                          closefd=False)
+        sys.stderr = open(2, "w", buffering=1, encoding="locale",
+                          errors="backslashreplace", closefd=False)
 
 
 def silence(fd: int) -> None:
