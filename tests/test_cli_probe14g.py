@@ -1,0 +1,73 @@
+"""The fourteenth hostile probe of the command lines, the findings of helper fix-31g:
+bench --json over any file, names ending in '/', torch's compile cache folder, an
+append-only folder, a --resume loop, a FIFO where a run wrote its --out
+(subprocesses; each test failed before its fix)."""
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from cli_text import words
+from test_cli_faults import one_line, tiny, txl
+
+BENCH = ("bench", "--quick", "--quiet", "--threads", "1")
+HUGE = ("--batch", "100000000")  # refused by the memory check, after every path's
+
+
+def txl_env(env: dict, *argv):
+    """txl under `env` (not the tests' ENV)."""
+    return subprocess.run([sys.executable, "-m", "txl_mini", *map(str, argv)],
+                          env=env, text=True, capture_output=True, timeout=300)
+
+
+def error(cmd: str, line: str) -> str:
+    return f"python -m txl_mini {cmd}: error: {line}"
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """A folder with text.txt and R, a 2-step run that wrote --out R/model.pt."""
+    d = tmp_path_factory.mktemp("p14g")
+    (d / "text.txt").write_text(words(2000))
+    res = txl("train", *tiny(d / "text.txt", d / "R"), "--out", d / "R" / "model.pt")
+    assert res.returncode == 0, res.stderr
+    return d
+
+
+@pytest.fixture
+def chattr():
+    """chattr(path, flag): `chattr +flag path`, undone at teardown; skipped where
+    the tool, the user or the file system cannot."""
+    done = []
+
+    def set_flag(path, flag):
+        if not shutil.which("chattr"):
+            pytest.skip("no chattr here")
+        res = subprocess.run(["chattr", f"+{flag}", str(path)], capture_output=True,
+                             text=True)
+        if res.returncode:
+            pytest.skip(f"chattr +{flag} failed here: {res.stderr.strip()}")
+        done.append((path, flag))
+
+    yield set_flag
+    for path, flag in done:
+        subprocess.run(["chattr", f"-{flag}", str(path)], check=True)
+
+
+# -- 6. --overwrite and a FIFO where the run wrote its --out ---------------------------
+
+def test_overwrite_keeps_a_fifo_named_like_the_recorded_out(run, tmp_path):
+    """A FIFO made where the run wrote --out fo/model.pt (its config.json records it)
+    was removed by --overwrite without a word, as the run's own file; only a folder
+    there was someone else's. Now anything but a regular file is."""
+    fo = tmp_path / "fo"
+    shutil.copytree(run / "R", fo)
+    (fo / "model.pt").unlink()
+    os.mkfifo(fo / "model.pt")
+    res = txl("train", *tiny(run / "text.txt", fo), "--overwrite")
+    assert one_line(res, 2) == error(
+        "train", f"--run-dir {fo} is not a run directory of python -m txl_mini train "
+        "(it holds model.pt); give a new or empty directory")
+    assert (fo / "model.pt").is_fifo() and (fo / "last.pt").is_file()
