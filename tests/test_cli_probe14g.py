@@ -56,6 +56,17 @@ def chattr():
         subprocess.run(["chattr", f"-{flag}", str(path)], check=True)
 
 
+# -- 5. --resume of a symbolic link loop -----------------------------------------------
+
+def test_resume_of_a_link_loop_says_so(tmp_path):
+    """`train --resume lp1` (ln -s lp1 lp1) said 'no config.json there; is it a run
+    directory...?', where evaluate lp1 and --run-dir lp1 name the loop."""
+    os.symlink("lp1", tmp_path / "lp1")
+    res = txl("train", "--resume", "lp1", cwd=tmp_path)
+    assert one_line(res, 2) == error(
+        "train", "--resume lp1 is a symbolic link loop; give a run directory")
+
+
 # -- 6. --overwrite and a FIFO where the run wrote its --out ---------------------------
 
 def test_overwrite_keeps_a_fifo_named_like_the_recorded_out(run, tmp_path):
