@@ -10,7 +10,7 @@ import sys
 
 import pytest
 from cli_text import words
-from test_cli_faults import one_line, tiny, txl
+from test_cli_faults import ENV, one_line, tiny, txl
 
 BENCH = ("bench", "--quick", "--quiet", "--threads", "1")
 HUGE = ("--batch", "100000000")  # refused by the memory check, after every path's
@@ -54,6 +54,29 @@ def chattr():
     yield set_flag
     for path, flag in done:
         subprocess.run(["chattr", f"-{flag}", str(path)], check=True)
+
+
+# -- 4. an append-only folder ----------------------------------------------------------
+
+def test_an_append_only_folder_is_refused_and_left_empty(tmp_path, chattr):
+    """`chattr +a ia`: data offline --out ia/n.txt and bench --json ia/b.json were
+    refused, but each left its probe file (.probe-XXXXXXXX) there, which cannot be
+    removed; TXL_MINI_CACHE=ia/c was refused ('cannot make ia/c') though a folder
+    can be made there, and left ia/c."""
+    ia = tmp_path / "ia"
+    ia.mkdir()
+    chattr(ia, "a")
+    why = (f"cannot write to {ia}: it is append-only (chattr +a): a file written "
+           "there cannot be renamed into place")
+    for argv, named in ((["data", "offline", "--out", ia / "n.txt"], "--out"),
+                        ([*BENCH, "--json", ia / "b.json"], "--json")):
+        res = txl(*argv)
+        cmd = "data offline" if argv[0] == "data" else "bench"
+        assert one_line(res, 2) == error(cmd, f"{named} {argv[-1]}: {why}")
+        assert os.listdir(ia) == []
+    res = txl_env({**ENV, "TXL_MINI_CACHE": str(ia / "c")}, "data", "text8",
+                  "--path", tmp_path / "no.zip")
+    assert "no such file" in one_line(res, 2) and os.listdir(ia) == []
 
 
 # -- 5. --resume of a symbolic link loop -----------------------------------------------

@@ -1,35 +1,18 @@
 """The files a command will write, checked before any work: a folder we can write
-into, a name the file system takes, and no file that is something else (a device,
-a FIFO, another run's checkpoint, a file inside a run directory), each refused with
-one line, exit 2."""
+into (cli/folders.py), a name the file system takes, and no file that is something
+else (a device, a FIFO, another run's checkpoint, a file inside a run directory),
+each refused with one line, exit 2."""
 
 from __future__ import annotations
 
 import errno
 import json
 import os
-import tempfile
 from contextlib import contextmanager
 
 from ..files import atomic_path, name_too_long, write_target
 from .errors import UsageError
-from .stop import held
-
-PROBE = ".probe-"  # an empty file that checks a directory is writable
-
-
-def check_writable(folder: str, what: str) -> None:
-    """`what` (an option and its value) can write into `folder`: a probe file, made
-    and removed with signals held (a Ctrl-C between the two left it, and so the new
-    folder it was in, behind: 1 in 20 Ctrl-Cs as `data offline` made its --out's)."""
-    try:
-        with held():
-            fd, probe = tempfile.mkstemp(dir=folder, prefix=PROBE)
-            os.close(fd)
-            os.remove(probe)
-    except OSError as e:
-        raise UsageError(f"{what}: cannot write to {folder}: {e.strerror or e}"
-                         ) from None
+from .folders import cannot_make
 
 
 def check_output(path: str, opt: str) -> str:
@@ -133,24 +116,6 @@ def unreachable(folder: str) -> str | None:
     return None
 
 
-def _cannot_make(path: str) -> str | None:
-    """Why the folder `path`, if missing, cannot be made, else None: its first
-    missing level is made and removed again (TXL_MINI_CACHE=/proc/self/x passed
-    every look, then failed making it, exit 1). A link to nothing is left alone."""
-    top = os.path.abspath(os.path.expanduser(path))
-    if os.path.lexists(top):
-        return None
-    while not os.path.lexists(os.path.dirname(top)):
-        top = os.path.dirname(top)
-    try:
-        with held():  # as check_writable's probe: a Ctrl-C between left the folder
-            os.mkdir(top)
-            os.rmdir(top)
-    except OSError as e:
-        return f"cannot make {path} ({e.strerror}); give another folder"
-    return None
-
-
 def no_home(path: str) -> str:
     """Why `path`, a ~ or ~user that expands to nothing, is refused."""
     user = path[1:].split("/")[0]
@@ -174,7 +139,7 @@ def check_cache_env() -> None:
         raise UsageError(f"{where} is blank; give a folder, or unset it")
     if value and os.path.expanduser(value).startswith("~"):
         raise UsageError(f"{where}: {no_home(value)}")
-    if value and (why := unreachable(value) or _cannot_make(value)):
+    if value and (why := unreachable(value) or cannot_make(value)):
         raise UsageError(f"{where}: {why}")
 
 

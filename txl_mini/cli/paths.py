@@ -10,10 +10,10 @@ import os
 import stat
 
 from ..files import TEMP_SUFFIX, name_too_long
+from .folders import check_writable
 from .options import UsageError
 from .outputs import (
     check_output,
-    check_writable,
     no_home,
     refuse_in_run,
     refuse_stdout,

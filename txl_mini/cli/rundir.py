@@ -18,10 +18,11 @@ from dataclasses import asdict
 from ..files import TEMP_SUFFIX, remove_stale_temps
 from . import plural
 from .errors import printable
+from .folders import PROBE, check_writable
 from .lock import LOCK_NAME, RunLock
 from .metrics import trim_metrics
 from .options import UsageError
-from .outputs import PROBE, check_writable, is_run_dir, write_text
+from .outputs import is_run_dir, write_text
 from .paths import (
     check_out,
     refuse_long,
