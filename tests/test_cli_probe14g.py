@@ -3,6 +3,7 @@ bench --json over any file, names ending in '/', torch's compile cache folder, a
 append-only folder, a --resume loop, a FIFO where a run wrote its --out
 (subprocesses; each test failed before its fix)."""
 
+import getpass
 import os
 import shutil
 import subprocess
@@ -54,6 +55,44 @@ def chattr():
     yield set_flag
     for path, flag in done:
         subprocess.run(["chattr", f"-{flag}", str(path)], check=True)
+
+
+# -- 3. torch's compile cache folder ---------------------------------------------------
+
+def test_a_compile_cache_that_cannot_be_made_is_one_line(run, tmp_path, chattr):
+    """torch makes its compile cache folder as Adam first imports torch._dynamo:
+    TORCHINDUCTOR_CACHE_DIR=/dev/null was a 49-line traceback from bench, and in
+    train '/dev/null: File exists; no checkpoint was written yet', exit 1 each, not
+    naming the variable. Now one line naming it (or TMPDIR), exit 2."""
+    env = {k: v for k, v in ENV.items()
+           if k not in ("TORCHINDUCTOR_CACHE_DIR", "TMPDIR", "TEMP", "TMP")}
+    frozen = tmp_path / "frozen"
+    frozen.mkdir()
+    chattr(frozen, "i")
+    tmpd = tmp_path / "tmpd"
+    tmpd.mkdir()
+    (tmpd / f"torchinductor_{getpass.getuser()}").write_text("")
+    train = ["train", *tiny(run / "text.txt", tmp_path / "r")]
+    not_dir = "it is not a directory; give another folder"
+    cases = [(BENCH, {"TORCHINDUCTOR_CACHE_DIR": "/dev/null"},
+              f"TORCHINDUCTOR_CACHE_DIR='/dev/null' in the environment (torch's "
+              f"compile cache): {not_dir}"),
+             (train, {"TORCHINDUCTOR_CACHE_DIR": "/dev/null"},
+              f"TORCHINDUCTOR_CACHE_DIR='/dev/null' in the environment (torch's "
+              f"compile cache): {not_dir}"),
+             (BENCH, {"TORCHINDUCTOR_CACHE_DIR": f"{frozen}/c"},
+              f"TORCHINDUCTOR_CACHE_DIR='{frozen}/c' in the environment (torch's "
+              f"compile cache): cannot make {frozen}/c (Operation not permitted); "
+              "give another folder"),
+             (train, {"TMPDIR": str(tmpd)},
+              f"TMPDIR='{tmpd}' in the environment puts torch's compile cache at "
+              f"{tmpd}/torchinductor_{getpass.getuser()}: {not_dir}, or set "
+              "TORCHINDUCTOR_CACHE_DIR to one")]
+    for argv, more, line in cases:
+        res = txl_env({**env, **more}, *argv)
+        assert one_line(res, 2) == error(argv[0], line)
+        assert res.stdout == "" and not (tmp_path / "r").exists()
+    assert os.listdir(frozen) == []
 
 
 # -- 4. an append-only folder ----------------------------------------------------------

@@ -6,8 +6,11 @@ each refused with one line, exit 2."""
 from __future__ import annotations
 
 import errno
+import getpass
 import json
 import os
+import re
+import tempfile
 from contextlib import contextmanager
 
 from ..files import atomic_path, name_too_long, write_target
@@ -141,6 +144,37 @@ def check_cache_env() -> None:
         raise UsageError(f"{where}: {no_home(value)}")
     if value and (why := unreachable(value) or cannot_make(value)):
         raise UsageError(f"{where}: {why}")
+
+
+def check_compile_cache() -> None:
+    """torch's compile cache folder, which torch makes as Adam first loads
+    torch._dynamo (train, bench), checked before any work: one it could not make
+    (TORCHINDUCTOR_CACHE_DIR=/dev/null) was a 49-line traceback from bench, and in
+    train '/dev/null: File exists', exit 1, naming no setting. The line names the
+    variable that put it there: TORCHINDUCTOR_CACHE_DIR, or TMPDIR (TEMP, TMP)."""
+    value = os.environ.get("TORCHINDUCTOR_CACHE_DIR")  # '' too: torch's cwd
+    path = os.path.abspath(compile_cache() if value is None else value)
+    why = unreachable(path) or cannot_make(path)
+    if why and value is not None:
+        raise UsageError(f"TORCHINDUCTOR_CACHE_DIR={value!r} in the environment "
+                         f"(torch's compile cache): {why}")
+    if why:
+        where = next((f"{n}={os.environ[n]!r} in the environment puts torch's "
+                      f"compile cache at {path}" for n in ("TMPDIR", "TEMP", "TMP")
+                      if os.environ.get(n) and os.path.dirname(path) ==
+                      os.path.abspath(os.environ[n])), f"torch's compile cache {path}")
+        raise UsageError(f"{where}: {why}, or set TORCHINDUCTOR_CACHE_DIR to one")
+
+
+def compile_cache() -> str:
+    """torch's default compile cache folder, as torch._inductor's cache_dir_utils
+    names it (importing that makes the folder: it cannot be asked)."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, ModuleNotFoundError, OSError):
+        user = f"uid_{os.getuid()}"
+    return os.path.join(tempfile.gettempdir(),
+                        "torchinductor_" + re.sub(r'[\\/:*?"<>|]', "_", user))
 
 
 @contextmanager
