@@ -4,6 +4,7 @@ append-only folder, a --resume loop, a FIFO where a run wrote its --out
 (subprocesses; each test failed before its fix)."""
 
 import getpass
+import json
 import os
 import shutil
 import subprocess
@@ -55,6 +56,33 @@ def chattr():
     yield set_flag
     for path, flag in done:
         subprocess.run(["chattr", f"-{flag}", str(path)], check=True)
+
+
+# -- 1. bench --json replaces an earlier result only -----------------------------------
+
+def test_bench_json_keeps_a_file_that_is_not_an_earlier_result(run, tmp_path):
+    """`bench --json solo.pt` (a copy of a model) or --json text.txt ran every
+    benchmark and replaced the file with its JSON, exit 0. Now refused before any."""
+    model, text = tmp_path / "solo.pt", tmp_path / "text.txt"
+    shutil.copy(run / "R" / "best.pt", model)
+    shutil.copy(run / "text.txt", text)
+    for path in (model, text):
+        before = path.read_bytes()
+        res = txl(*BENCH, "--json", path)
+        assert one_line(res, 2) == error("bench", (
+            f"--json {path} exists and is not an earlier bench result (the only "
+            "file --json replaces); give a new file name, or move it away"))
+        assert res.stdout == "" and path.read_bytes() == before
+
+
+def test_bench_json_still_takes_an_earlier_result_or_an_empty_file(tmp_path):
+    """What --json may replace passes its checks (the memory check refuses next)."""
+    earlier = {k: {} for k in ("device", "torch", "train", "eval", "memory_flatness")}
+    (tmp_path / "old.json").write_text(json.dumps(earlier))
+    (tmp_path / "empty.json").write_text("")
+    for name in ("old.json", "empty.json"):
+        res = txl(*BENCH, *HUGE, "--json", tmp_path / name)
+        assert one_line(res, 2).startswith(error("bench", "training (--batch "))
 
 
 # -- 3. torch's compile cache folder ---------------------------------------------------
