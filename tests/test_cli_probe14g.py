@@ -85,6 +85,41 @@ def test_bench_json_still_takes_an_earlier_result_or_an_empty_file(tmp_path):
         assert one_line(res, 2).startswith(error("bench", "training (--batch "))
 
 
+# -- 2. a name ending in '/' -----------------------------------------------------------
+
+def test_an_output_ending_in_a_slash_is_refused_before_any_work(run, tmp_path):
+    """`train --out models/` wrote a file 'models', bench --json res/ one 'res',
+    data offline --out x/ one 'x' and --deps-out deps/ 'deps' ('written to deps/'),
+    each exit 0."""
+    text = run / "text.txt"
+    cases = [(["train", *tiny(text, "r"), "--out", "models/"], "--out models/"),
+             ([*BENCH, "--json", "res/"], "--json res/"),
+             (["data", "offline", "--out", "x/"], "--out x/"),
+             (["data", "offline", "--out", "y.txt", "--deps-out", "deps/"],
+              "--deps-out deps/")]
+    for argv, named in cases:
+        res = txl(*argv, cwd=tmp_path)
+        assert one_line(res, 2) == error(" ".join(argv[:2]) if argv[0] == "data"
+                                         else argv[0],
+                                         f"{named} names a folder; give a file name")
+        assert os.listdir(tmp_path) == [], argv
+
+
+def test_an_input_file_named_with_a_slash_is_refused_alike(run):
+    """`train --path text.txt/` and `data text8 --path text.txt/` read text.txt,
+    while `data stats text.txt/` and `evaluate --path text.txt/` said 'cannot read
+    text.txt/: no such file'. Now one line for each, before any work."""
+    why = "text.txt is a file, not a folder; drop the trailing '/'"
+    cases = [(["train", *tiny("text.txt/", "r2")], f"--path text.txt/: {why}"),
+             (["data", "stats", "text.txt/"], f"text.txt/: {why}"),
+             (["evaluate", "R", "--path", "text.txt/"], f"text.txt/: {why}"),
+             (["data", "text8", "--path", "text.txt/"], f"text.txt/: {why}")]
+    for argv, line in cases:
+        cmd = " ".join(argv[:2]) if argv[0] == "data" else argv[0]
+        assert one_line(txl(*argv, cwd=run), 2) == error(cmd, line)
+    assert not (run / "r2").exists()
+
+
 # -- 3. torch's compile cache folder ---------------------------------------------------
 
 def test_a_compile_cache_that_cannot_be_made_is_one_line(run, tmp_path, chattr):

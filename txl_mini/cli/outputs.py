@@ -31,6 +31,7 @@ def check_output(path: str, opt: str) -> str:
         raise UsageError(f"{opt} {path} is a symbolic link loop; give a file name")
     if os.path.isdir(real):
         raise UsageError(f"{opt} {path} is a directory; give a file name")
+    refuse_folder_name(path, opt)
     if os.path.exists(real) and not os.path.isfile(real):
         raise UsageError(f"{opt} {path} is not a regular file (a device, FIFO or "
                          "socket); give a file name")
@@ -47,6 +48,14 @@ def refuse_stdout(path: str | None, opt: str, what: str = "file") -> None:
         raise UsageError(f"{opt} - would be a {what} named '-', not standard output "
                          f"(the report goes there); give a {what} name (./- for that "
                          "one)")
+
+
+def refuse_folder_name(path: str | None, opt: str) -> None:
+    """`opt NAME/`, a file to write named as a folder that is not there (one that
+    is: said elsewhere): the '/' was dropped, a file NAME written (train --out
+    models/, bench --json res/, exit 0)."""
+    if path and path.endswith("/") and not os.path.isdir(path):
+        raise UsageError(f"{opt} {path} names a folder; give a file name")
 
 
 def refuse_run_file(path: str, opt: str, own: tuple, run: str = "another run") -> None:
