@@ -24,13 +24,15 @@ NO_TMPFILE = (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL)
 def append_only(folder: str) -> bool:
     """`folder` takes new names but lets none go: an atomic write's rename (its
     temporary's name goes) fails there, and a probe cannot be removed."""
+    if not sys.platform.startswith("linux"):  # the ioctl below is Linux's
+        return False
     try:
         fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     except OSError:
         return False
     try:
         flags = fcntl.ioctl(fd, GET_FLAGS, bytes(4))
-    except OSError:  # a file system without such flags (/proc), or not Linux
+    except OSError:  # a file system without such flags (/proc)
         return False
     finally:
         os.close(fd)

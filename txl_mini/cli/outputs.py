@@ -167,11 +167,11 @@ def check_compile_cache() -> None:
     if why and value is not None:
         raise UsageError(f"TORCHINDUCTOR_CACHE_DIR={value!r} in the environment "
                          f"(torch's compile cache): {why}")
+    temp = next((n for n in ("TMPDIR", "TEMP", "TMP") if os.environ.get(n) and
+                 os.path.abspath(os.environ[n]) == os.path.dirname(path)), None)
+    where = (f"{temp}={os.environ[temp]!r} in the environment puts torch's compile "
+             f"cache at {path}" if temp else f"torch's compile cache {path}")
     if why:
-        where = next((f"{n}={os.environ[n]!r} in the environment puts torch's "
-                      f"compile cache at {path}" for n in ("TMPDIR", "TEMP", "TMP")
-                      if os.environ.get(n) and os.path.dirname(path) ==
-                      os.path.abspath(os.environ[n])), f"torch's compile cache {path}")
         raise UsageError(f"{where}: {why}, or set TORCHINDUCTOR_CACHE_DIR to one")
 
 
