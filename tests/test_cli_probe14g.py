@@ -109,7 +109,7 @@ def test_an_input_file_named_with_a_slash_is_refused_alike(run):
     """`train --path text.txt/` and `data text8 --path text.txt/` read text.txt,
     while `data stats text.txt/` and `evaluate --path text.txt/` said 'cannot read
     text.txt/: no such file'. Now one line for each, before any work."""
-    why = "text.txt is a file, not a folder; drop the trailing '/'"
+    why = "text.txt is a file, not a directory; drop the trailing '/'"
     cases = [(["train", *tiny("text.txt/", "r2")], f"--path text.txt/: {why}"),
              (["data", "stats", "text.txt/"], f"text.txt/: {why}"),
              (["evaluate", "R", "--path", "text.txt/"], f"text.txt/: {why}"),

@@ -43,8 +43,8 @@ def expand(path: str | None, opt: str | None = None) -> str | None:
     if full.startswith("~"):
         raise UsageError(f"{named}: {no_home(path)}")
     if path.endswith("/") and os.path.isfile(full.rstrip("/")):
-        raise UsageError(f"{named}: {path.rstrip('/')} is a file, not a folder; drop "
-                         "the trailing '/'")
+        raise UsageError(f"{named}: {path.rstrip('/')} is a file, not a directory; "
+                         "drop the trailing '/'")
     return full
 
 
