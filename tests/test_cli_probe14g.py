@@ -132,6 +132,7 @@ def test_a_compile_cache_that_cannot_be_made_is_one_line(run, tmp_path, chattr):
     frozen = tmp_path / "frozen"
     frozen.mkdir()
     chattr(frozen, "i")
+    (tmp_path / "loop").symlink_to("loop")
     tmpd = tmp_path / "tmpd"
     tmpd.mkdir()
     (tmpd / f"torchinductor_{getpass.getuser()}").write_text("")
@@ -147,6 +148,10 @@ def test_a_compile_cache_that_cannot_be_made_is_one_line(run, tmp_path, chattr):
               f"TORCHINDUCTOR_CACHE_DIR='{frozen}/c' in the environment (torch's "
               f"compile cache): cannot make {frozen}/c (Operation not permitted); "
               "give another folder"),
+             (BENCH, {"TORCHINDUCTOR_CACHE_DIR": f"{tmp_path}/loop"},
+              f"TORCHINDUCTOR_CACHE_DIR='{tmp_path}/loop' in the environment (torch's "
+              "compile cache): it is a symbolic link that leads to no folder; give "
+              "another folder"),
              (train, {"TMPDIR": str(tmpd)},
               f"TMPDIR='{tmpd}' in the environment puts torch's compile cache at "
               f"{tmpd}/torchinductor_{getpass.getuser()}: {not_dir}, or set "

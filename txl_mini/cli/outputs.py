@@ -164,6 +164,8 @@ def check_compile_cache() -> None:
     value = os.environ.get("TORCHINDUCTOR_CACHE_DIR")  # '' too: torch's cwd
     path = os.path.abspath(compile_cache() if value is None else value)
     why = unreachable(path) or cannot_make(path)
+    if not why and os.path.islink(path) and not os.path.isdir(path):  # a loop too
+        why = "it is a symbolic link that leads to no folder; give another folder"
     if why and value is not None:
         raise UsageError(f"TORCHINDUCTOR_CACHE_DIR={value!r} in the environment "
                          f"(torch's compile cache): {why}")
