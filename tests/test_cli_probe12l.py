@@ -8,12 +8,14 @@ import subprocess
 import sys
 
 # check_writable with a Ctrl-C arriving just after the probe file is made (inside
-# mkstemp, where a real one lands 1 time in 20): what is left in the folder?
+# mkstemp, where a real one lands 1 time in 20): what is left in the folder? (Its
+# named probe: the one where a file system has no nameless O_TMPFILE.)
 CODE = """
 import os, signal, sys, tempfile
 from txl_mini.cli import interrupt_once
-from txl_mini.cli.outputs import check_writable
+from txl_mini.cli.folders import check_writable
 interrupt_once()
+del os.O_TMPFILE
 real = tempfile.mkstemp
 def mkstemp(**kw):
     fd, path = real(**kw)

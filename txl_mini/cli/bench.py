@@ -43,7 +43,13 @@ from .options import (
     pick_device,
     set_threads,
 )
-from .outputs import check_output, refuse_in_run, write_json
+from .outputs import (
+    check_compile_cache,
+    check_output,
+    refuse_in_run,
+    refuse_not_result,
+    write_json,
+)
 from .paths import refuse_empty, writable_folder
 from .rundir import OWN, remove_created
 
@@ -89,10 +95,12 @@ def check_args(args, made: list) -> torch.device:
     set_threads(args.threads)
     args.batch = args.batch or (4 if args.quick else 16)  # a given one, also --quick's
     refuse_empty(("--json", args.json))  # else '' wrote no JSON, silently
+    check_compile_cache()  # torch makes it as the first Adam is built
     if args.json:  # checked before minutes of benchmarking; a missing folder is made,
         # as train's --out's is (each level in `made`); a link's target's folder
         folder = os.path.dirname(check_output(args.json, "--json"))
         refuse_in_run(args.json, "--json", OWN)  # a run's last.pt, or its folder
+        refuse_not_result(args.json, "--json")  # a model: replaced, exit 0
         writable_folder(folder, f"--json {args.json}", made)
     device = pick_device(args.device)
     if device.type == "mps":  # auto on a Mac: the CPU (see --device)

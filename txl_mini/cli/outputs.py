@@ -1,35 +1,21 @@
 """The files a command will write, checked before any work: a folder we can write
-into, a name the file system takes, and no file that is something else (a device,
-a FIFO, another run's checkpoint, a file inside a run directory), each refused with
-one line, exit 2."""
+into (cli/folders.py), a name the file system takes, and no file that is something
+else (a device, a FIFO, another run's checkpoint, a file inside a run directory),
+each refused with one line, exit 2."""
 
 from __future__ import annotations
 
 import errno
+import getpass
 import json
 import os
+import re
 import tempfile
 from contextlib import contextmanager
 
 from ..files import atomic_path, name_too_long, write_target
 from .errors import UsageError
-from .stop import held
-
-PROBE = ".probe-"  # an empty file that checks a directory is writable
-
-
-def check_writable(folder: str, what: str) -> None:
-    """`what` (an option and its value) can write into `folder`: a probe file, made
-    and removed with signals held (a Ctrl-C between the two left it, and so the new
-    folder it was in, behind: 1 in 20 Ctrl-Cs as `data offline` made its --out's)."""
-    try:
-        with held():
-            fd, probe = tempfile.mkstemp(dir=folder, prefix=PROBE)
-            os.close(fd)
-            os.remove(probe)
-    except OSError as e:
-        raise UsageError(f"{what}: cannot write to {folder}: {e.strerror or e}"
-                         ) from None
+from .folders import cannot_make
 
 
 def check_output(path: str, opt: str) -> str:
@@ -45,6 +31,7 @@ def check_output(path: str, opt: str) -> str:
         raise UsageError(f"{opt} {path} is a symbolic link loop; give a file name")
     if os.path.isdir(real):
         raise UsageError(f"{opt} {path} is a directory; give a file name")
+    refuse_folder_name(path, opt)
     if os.path.exists(real) and not os.path.isfile(real):
         raise UsageError(f"{opt} {path} is not a regular file (a device, FIFO or "
                          "socket); give a file name")
@@ -61,6 +48,14 @@ def refuse_stdout(path: str | None, opt: str, what: str = "file") -> None:
         raise UsageError(f"{opt} - would be a {what} named '-', not standard output "
                          f"(the report goes there); give a {what} name (./- for that "
                          "one)")
+
+
+def refuse_folder_name(path: str | None, opt: str) -> None:
+    """`opt NAME/`, a file to write named as a folder that is not there (one that
+    is: said elsewhere): the '/' was dropped, a file NAME written (train --out
+    models/, bench --json res/, exit 0)."""
+    if path and path.endswith("/") and not os.path.isdir(path):
+        raise UsageError(f"{opt} {path} names a folder; give a file name")
 
 
 def refuse_run_file(path: str, opt: str, own: tuple, run: str = "another run") -> None:
@@ -133,24 +128,6 @@ def unreachable(folder: str) -> str | None:
     return None
 
 
-def _cannot_make(path: str) -> str | None:
-    """Why the folder `path`, if missing, cannot be made, else None: its first
-    missing level is made and removed again (TXL_MINI_CACHE=/proc/self/x passed
-    every look, then failed making it, exit 1). A link to nothing is left alone."""
-    top = os.path.abspath(os.path.expanduser(path))
-    if os.path.lexists(top):
-        return None
-    while not os.path.lexists(os.path.dirname(top)):
-        top = os.path.dirname(top)
-    try:
-        with held():  # as check_writable's probe: a Ctrl-C between left the folder
-            os.mkdir(top)
-            os.rmdir(top)
-    except OSError as e:
-        return f"cannot make {path} ({e.strerror}); give another folder"
-    return None
-
-
 def no_home(path: str) -> str:
     """Why `path`, a ~ or ~user that expands to nothing, is refused."""
     user = path[1:].split("/")[0]
@@ -174,8 +151,41 @@ def check_cache_env() -> None:
         raise UsageError(f"{where} is blank; give a folder, or unset it")
     if value and os.path.expanduser(value).startswith("~"):
         raise UsageError(f"{where}: {no_home(value)}")
-    if value and (why := unreachable(value) or _cannot_make(value)):
+    if value and (why := unreachable(value) or cannot_make(value)):
         raise UsageError(f"{where}: {why}")
+
+
+def check_compile_cache() -> None:
+    """torch's compile cache folder, which torch makes as Adam first loads
+    torch._dynamo (train, bench), checked before any work: one it could not make
+    (TORCHINDUCTOR_CACHE_DIR=/dev/null) was a 49-line traceback from bench, and in
+    train '/dev/null: File exists', exit 1, naming no setting. The line names the
+    variable that put it there: TORCHINDUCTOR_CACHE_DIR, or TMPDIR (TEMP, TMP)."""
+    value = os.environ.get("TORCHINDUCTOR_CACHE_DIR")  # '' too: torch's cwd
+    path = os.path.abspath(compile_cache() if value is None else value)
+    why = unreachable(path) or cannot_make(path)
+    if not why and os.path.islink(path) and not os.path.isdir(path):  # a loop too
+        why = "it is a symbolic link that leads to no folder; give another folder"
+    if why and value is not None:
+        raise UsageError(f"TORCHINDUCTOR_CACHE_DIR={value!r} in the environment "
+                         f"(torch's compile cache): {why}")
+    temp = next((n for n in ("TMPDIR", "TEMP", "TMP") if os.environ.get(n) and
+                 os.path.abspath(os.environ[n]) == os.path.dirname(path)), None)
+    where = (f"{temp}={os.environ[temp]!r} in the environment puts torch's compile "
+             f"cache at {path}" if temp else f"torch's compile cache {path}")
+    if why:
+        raise UsageError(f"{where}: {why}, or set TORCHINDUCTOR_CACHE_DIR to one")
+
+
+def compile_cache() -> str:
+    """torch's default compile cache folder, as torch._inductor's cache_dir_utils
+    names it (importing that makes the folder: it cannot be asked)."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, ModuleNotFoundError, OSError):
+        user = f"uid_{os.getuid()}"
+    return os.path.join(tempfile.gettempdir(),
+                        "torchinductor_" + re.sub(r'[\\/:*?"<>|]', "_", user))
 
 
 @contextmanager
@@ -196,9 +206,31 @@ def write_text(path: str, text: str) -> None:
             f.write(text)
 
 
+# keys every result of bench --json holds; a file without them is someone's
+BENCH_KEYS = {"device", "torch", "train", "eval", "memory_flatness"}
+
+
+def refuse_not_result(path: str, opt: str) -> None:
+    """bench's `opt PATH` over a file there: an earlier result (a JSON object with
+    BENCH_KEYS; one is a few KB, so at most 1 MiB is read) is replaced, as is an
+    empty file (nothing is lost); anything else is refused before any benchmark (a
+    model, the corpus: replaced silently by the JSON, exit 0)."""
+    if not os.path.isfile(path) or os.path.getsize(path) == 0:
+        return
+    try:
+        with open(path, "rb") as f:
+            result = json.loads(f.read(2**20))
+    except (OSError, ValueError):  # not JSON (not UTF-8 included), or longer
+        result = None
+    if not (isinstance(result, dict) and BENCH_KEYS <= set(result)):
+        raise UsageError(f"{opt} {path} exists and is not an earlier bench result "
+                         f"(the only file {opt} replaces); give a new file name, or "
+                         "move it away")
+
+
 def write_json(path: str, result: dict) -> str | None:
     """bench --json: the results written to `path`, else why not (the caller says
-    it after its report)."""
+    it after its report). Their keys include BENCH_KEYS."""
     try:
         with atomic_path(path) as tmp:  # never a half-written file
             with open(tmp, "w", encoding="utf-8") as f:

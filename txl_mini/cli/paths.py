@@ -10,11 +10,12 @@ import os
 import stat
 
 from ..files import TEMP_SUFFIX, name_too_long
+from .folders import check_writable
 from .options import UsageError
 from .outputs import (
     check_output,
-    check_writable,
     no_home,
+    refuse_folder_name,
     refuse_in_run,
     refuse_stdout,
 )
@@ -34,12 +35,16 @@ def expand(path: str | None, opt: str | None = None) -> str | None:
     """`~/x` as the home's x, for every path option and argument: `--out=~/x` (no
     shell expands a ~ after '=') or a quoted '~/x' reaches us as typed. A `~user`
     with no such user (or `~` with no home) is refused, naming `opt`: it was kept as
-    typed (a folder '~nouser' made here), or pathlib's traceback, exit 1."""
+    typed (a folder '~nouser' made here), or pathlib's traceback, exit 1. So is a
+    file named as a folder: train read text.txt/ as text.txt, data stats as missing."""
     if not path:
         return path
-    full = os.path.expanduser(path)
+    full, named = os.path.expanduser(path), f"{opt + ' ' if opt else ''}{path}"
     if full.startswith("~"):
-        raise UsageError(f"{opt + ' ' if opt else ''}{path}: {no_home(path)}")
+        raise UsageError(f"{named}: {no_home(path)}")
+    if path.endswith("/") and os.path.isfile(full.rstrip("/")):
+        raise UsageError(f"{named}: {path.rstrip('/')} is a file, not a directory; "
+                         "drop the trailing '/'")
     return full
 
 
@@ -88,6 +93,7 @@ def choose_run_dir(args) -> str:
     if not (args.resume or args.run_dir or args.out):
         raise UsageError("give --run-dir DIR (where checkpoints and metrics go)")
     refuse_stdout(args.out, "--out")  # before it is made absolute, /here/-
+    refuse_folder_name(args.out, "--out")  # as abspath drops a last '/'
     refuse_stdout(args.run_dir, "--run-dir", "folder")
     named = ("--resume" if args.resume else "--run-dir" if args.run_dir else
              f"the run directory of --out {args.out}")

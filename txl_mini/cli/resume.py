@@ -26,7 +26,7 @@ from .checkpoints import check_meta, check_state, read_input
 from .ddp import check_world
 from .options import UsageError, flag
 from .outputs import naming
-from .paths import check_out, refuse_special, same_file, writable_folder
+from .paths import check_out, refuse_loop, refuse_special, same_file, writable_folder
 from .rundir import OWN, remove_created
 from .saved import refuse_lost
 
@@ -42,8 +42,8 @@ class Finished(Exception):
 def restore_options(args, argv, parser: argparse.ArgumentParser, check) -> dict:
     """Set every option from DIR/config.json but those given (of MAY_CHANGE); returns
     config.json. `check(args)` checks the values, as on the command line (where it
-    raises, config.json was edited). A different --threads continues the run, but
-    not bitwise exactly."""
+    raises, config.json was edited). A loop was 'no config.json there'."""
+    refuse_loop(args.resume, "a run directory", f"--resume {args.resume}")
     refuse_special(args.resume, OWN)  # before config.json is read
     if not os.path.isfile(os.path.join(args.resume, "config.json")):
         raise UsageError(f"--resume {args.resume}: no config.json there; is it a run "

@@ -18,10 +18,11 @@ from dataclasses import asdict
 from ..files import TEMP_SUFFIX, remove_stale_temps
 from . import plural
 from .errors import printable
+from .folders import PROBE, check_writable
 from .lock import LOCK_NAME, RunLock
 from .metrics import trim_metrics
 from .options import UsageError
-from .outputs import PROBE, check_writable, is_run_dir, write_text
+from .outputs import is_run_dir, write_text
 from .paths import (
     check_out,
     refuse_long,
@@ -37,10 +38,10 @@ OWN = FILES + (LOCK_NAME,)  # every name a run's folder holds
 
 def _foreign(d: str, out: str | None) -> list[str]:
     """What in `d` is neither a run's file, nor --out (now or as config.json records
-    it: the run wrote it there, as a file: a folder of that name is someone else's),
-    nor one of our temporaries or the lock."""
+    it: the run wrote it there, as a regular file: a folder or a FIFO of that name is
+    someone else's, which --overwrite removed), nor our temporaries or the lock."""
     ours = set(OWN) | {n for o in (out, _out_of(d)) if (n := _in(d, o))
-                       and not os.path.isdir(os.path.join(d, n))}
+                       and os.path.isfile(os.path.join(d, n))}
     return sorted(n for n in os.listdir(d) if n not in ours and not (
         n.startswith(".") and n.endswith(TEMP_SUFFIX)) and not n.startswith(PROBE))
 

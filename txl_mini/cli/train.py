@@ -39,6 +39,7 @@ from .options import (
     preset_help,
     set_threads,
 )
+from .outputs import check_compile_cache
 from .paths import choose_run_dir, expand, refuse_empty
 from .resume import Finished, read_last, restore_options
 from .run import Run, RunError
@@ -133,6 +134,7 @@ def main(argv=None, on_step=None) -> int:
                  if args.resume else None)
         check_values(args)
         check_corpus_options(args, "offline_chars" in given(build_parser(), argv))
+        check_compile_cache()  # torch makes it as run.py builds Adam
         if args.path is not None:  # a resume or evaluate from elsewhere finds it
             args.path = os.path.abspath(expand(args.path, "--path"))
         set_threads(args.threads)

@@ -1,0 +1,90 @@
+"""Can a command write into a folder, or make one? Probed before any work, leaving
+nothing behind: not even in a folder where names can be made but never removed
+(`chattr +a`, append-only), where a probe used to stay for good."""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import struct
+import sys
+import tempfile
+
+from .errors import UsageError
+from .stop import held
+
+PROBE = ".probe-"  # an empty file that checks a directory is writable
+# linux/fs.h: FS_IOC_GETFLAGS (_IOR('f', 1, long)) and its append-only flag
+GET_FLAGS, APPEND_ONLY = 0x80006601 | (struct.calcsize("l") << 16), 0x20
+# O_TMPFILE's errors where a file system has none (its probe is named then)
+NO_TMPFILE = (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL)
+
+
+def append_only(folder: str) -> bool:
+    """`folder` takes new names but lets none go: an atomic write's rename (its
+    temporary's name goes) fails there, and a probe cannot be removed."""
+    if not sys.platform.startswith("linux"):  # the ioctl below is Linux's
+        return False
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return False
+    try:
+        flags = fcntl.ioctl(fd, GET_FLAGS, bytes(4))
+    except OSError:  # a file system without such flags (/proc)
+        return False
+    finally:
+        os.close(fd)
+    return bool(int.from_bytes(flags, sys.byteorder) & APPEND_ONLY)
+
+
+def check_writable(folder: str, what: str) -> None:
+    """`what` (an option and its value) can write into `folder`: a file can be made
+    there and renamed into place (not in an append-only folder)."""
+    try:
+        if append_only(folder):
+            raise OSError(errno.EPERM, "it is append-only (chattr +a): a file written "
+                          "there cannot be renamed into place")
+        _probe(folder)
+    except OSError as e:
+        raise UsageError(f"{what}: cannot write to {folder}: {e.strerror or e}"
+                         ) from None
+
+
+def _probe(folder: str) -> None:
+    """A file made in `folder`, and gone: a nameless one (O_TMPFILE) where the file
+    system can, else a named one, made and removed with signals held (a Ctrl-C
+    between the two left it, and so the new folder it was in, behind: 1 in 20
+    Ctrl-Cs as `data offline` made its --out's)."""
+    try:
+        os.close(os.open(folder, os.O_TMPFILE | os.O_WRONLY, 0o600))
+        return
+    except (AttributeError, OSError) as e:  # AttributeError: not Linux
+        if isinstance(e, OSError) and e.errno not in NO_TMPFILE:
+            raise
+    with held():
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=PROBE)
+        os.close(fd)
+        os.remove(probe)
+
+
+def cannot_make(path: str) -> str | None:
+    """Why the folder `path`, if missing, cannot be made, else None: its first
+    missing level is made and removed again (TXL_MINI_CACHE=/proc/self/x passed
+    every look, then failed making it, exit 1). A link to nothing is left alone, and
+    so is an append-only folder: a folder can be made there, but not removed."""
+    top = os.path.abspath(os.path.expanduser(path))
+    if os.path.lexists(top):
+        return None
+    while not os.path.lexists(os.path.dirname(top)):
+        top = os.path.dirname(top)
+    if append_only(os.path.dirname(top)):
+        return None
+    try:
+        with held():  # as check_writable's probe: a Ctrl-C between left the folder
+            os.mkdir(top)
+            os.rmdir(top)
+    except OSError as e:
+        return f"cannot make {path} ({e.strerror}); give another folder"
+    return None
