@@ -112,8 +112,9 @@ def test_an_input_file_named_with_a_slash_is_refused_alike(run):
     why = "text.txt is a file, not a directory; drop the trailing '/'"
     cases = [(["train", *tiny("text.txt/", "r2")], f"--path text.txt/: {why}"),
              (["data", "stats", "text.txt/"], f"text.txt/: {why}"),
-             (["evaluate", "R", "--path", "text.txt/"], f"text.txt/: {why}"),
-             (["data", "text8", "--path", "text.txt/"], f"text.txt/: {why}")]
+             (["evaluate", "R", "--path", "text.txt/"], f"--path text.txt/: {why}"),
+             (["data", "text8", "--path", "text.txt/"], f"--path text.txt/: {why}"),
+             (["data", "offline", "--out", "text.txt/"], f"--out text.txt/: {why}")]
     for argv, line in cases:
         cmd = " ".join(argv[:2]) if argv[0] == "data" else argv[0]
         assert one_line(txl(*argv, cwd=run), 2) == error(cmd, line)

@@ -91,7 +91,7 @@ def test_a_signal_stops_the_wait_for_the_other_ranks(tmp_path, text, sig, code, 
     ({}, ["train", "--preset", "tiny", "--steps", "2", "--quiet", "--run-dir",
           NOUSER + "/r"], f"--run-dir {NOUSER}/r"),
     ({}, ["data", "offline", "--chars", "2000", "--out", NOUSER + "/o.txt"],
-     f"{NOUSER}/o.txt"),
+     f"--out {NOUSER}/o.txt"),
 ])
 def test_a_home_of_no_user_is_one_line(tmp_path, env, argv, named):
     """Finding 2: `~nouser` in TXL_MINI_CACHE (or --cache-dir) was pathlib's 'Could

@@ -31,7 +31,8 @@ DEFAULTS = make_offline_corpus.__kwdefaults__["distances"]
 def cmd_offline(args: argparse.Namespace) -> None:
     """Every option checked before the corpus is made; refused, nothing is left."""
     refuse_empty(("--out", args.out), ("--deps-out", args.deps_out))
-    args.out, args.deps_out = expand(args.out), expand(args.deps_out)  # --out=~/x
+    args.out = expand(args.out, "--out")  # --out=~/x
+    args.deps_out = expand(args.deps_out, "--deps-out")
     if not 1000 <= args.chars <= MAX_OFFLINE_CHARS:
         raise UsageError(f"--chars must be between 1,000 and {MAX_OFFLINE_CHARS:,} "
                         f"(text8's size), got {args.chars:,}")

@@ -145,7 +145,7 @@ def main(argv=None) -> int:
     """`python -m txl_mini evaluate ...`; returns the exit status."""
     args = build_parser().parse_args(argv)
     refuse_empty(("the checkpoint argument", args.checkpoint), ("--path", args.path))
-    args.path = expand(args.path)  # the checkpoint: open_checkpoint's
+    args.path = expand(args.path, "--path")  # the checkpoint: open_checkpoint's
     check_at_least(args, {"chars": 2, "batch_size": 1, "seg_len": 1, "mem_len": 0})
     if args.clamp_len is not None and (args.clamp_len < -1 or args.clamp_len == 0):
         raise UsageError(f"--clamp-len must be -1 (off) or >= 1, got {args.clamp_len}")
