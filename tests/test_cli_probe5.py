@@ -66,7 +66,10 @@ def test_sighup_in_the_loop_saves_last_pt(tmp_path, text):
     r = tmp_path / "r"
     proc = subprocess.Popen(
         [sys.executable, "-m", "txl_mini", "train", *tiny(text, r, steps=100000)],
-        env=ENV, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        env=ENV, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        # as a terminal starts it: under `nohup` (SIGHUP ignored) the run rightly
+        # goes on, and this test, run so, waited out its timeout
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL))
     wait_for(lambda: (r / "metrics.jsonl").exists())  # inside the loop
     proc.send_signal(signal.SIGHUP)
     _, err = proc.communicate(timeout=240)
