@@ -26,7 +26,9 @@ DEVICES = ("auto", "cpu", "cuda", "mps")
 
 
 def fail(prog: str, msg: str, code: int = 2, before: str = "") -> int:
-    """Print one line (rank 0 only, under torchrun) and return the exit status."""
+    """Print one line (rank 0 only, under torchrun) and return the exit status: the
+    command's last, which a signal then must not change (stop.finishing)."""
+    finishing()
     if rank_zero():
         print(before + printable(f"{prog}: {msg}", sys.stderr), file=sys.stderr)
     return code
@@ -80,11 +82,10 @@ class Parser(argparse.ArgumentParser):
             self.register("type", kind, ascii_only(kind))
 
     def error(self, message):
-        finishing()  # a signal now must not change the status of what is said
         raise SystemExit(fail(self.prog, f"error: {message} (see --help)"))
 
     def print_help(self, file=None):
-        finishing()
+        finishing()  # the last text, as fail's line
         super().print_help(file)
 
 

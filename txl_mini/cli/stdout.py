@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import codecs
 import os
+import select
 import sys
 from contextlib import contextmanager
 
@@ -156,3 +157,16 @@ def fd_2_hushed():
     finally:
         os.dup2(saved, 2)
         os.close(saved)
+
+
+def output_blocked() -> bool:
+    """Can standard output or error take no byte now (a pipe whose reader stopped, a
+    terminal paused with Ctrl-S)? A command blocked writing its last text must still
+    end on a signal (stop.finishing)."""
+    for fd in (1, 2):
+        try:
+            if not select.select([], [fd], [], 0)[1]:
+                return True
+        except (OSError, ValueError):  # closed: nothing waits on it
+            pass
+    return False

@@ -19,6 +19,7 @@ import time
 from contextlib import contextmanager
 
 from .bars import close_bars
+from .stdout import output_blocked
 
 
 class Stop(Exception):
@@ -38,8 +39,8 @@ class Terminated(KeyboardInterrupt):
 
 
 class Abort(BaseException):
-    """A second SIGINT / SIGTERM / SIGHUP: stop now, without saving. `name` (the
-    first's) sets the status; `again` says both."""
+    """A second SIGINT / SIGTERM / SIGHUP: stop now, unsaved; `name` (the first's)
+    sets the status, `again` says both."""
 
     def __init__(self, name: str, second: str | None = None):
         super().__init__(name)
@@ -93,10 +94,10 @@ def held():
 
 
 def finishing() -> None:
-    """The command's last text goes out next (--help, a usage error): a signal now waits
-    for good (held()), not 'interrupted' after it; in run_process's process only."""
+    """The command's last text goes out next (--help, an error's line): a signal now
+    waits for good, unless that text cannot go out (`output_blocked`); run_process's."""
     if _arrivals:
-        _holding.append(True)
+        _finishing.append(True)
 
 
 def after_loop(stop_flag: dict, run) -> None:
@@ -123,21 +124,20 @@ def in_import(frame) -> bool:
 
 
 _pending: list[int] = []  # signals that landed inside an import, taken after it
-_holding: list[bool] = []  # inside held(): signals wait too
+_holding: list[bool] = []  # inside held(): signals wait too; _finishing, for good
+_finishing: list[bool] = []
 _held_since: list[float] = []  # when the first of them landed
 _gave_up: list[bool] = []  # an import held a signal too long: raise inside it after all
-# longer than any import takes (torch's: seconds); matplotlib's spun for minutes
-STUCK_S = 5.0
+STUCK_S = 5.0  # longer than any import takes (torch's: seconds; matplotlib spun on)
 
 
 def deferred(signum: int, frame) -> bool:
     """A signal that would raise inside an import waits until the outermost import
-    returns; True if so. Raised inside an import, the exception can be swallowed by a
-    bare except (torch imports numpy so, and a run went on training), or leave a
-    module half-imported, so that its next import fails with an unrelated traceback
-    (a RecursionError, an AttributeError of numpy's). A second signal STUCK_S after
-    the first finds the import stuck: the waiting ones are taken there and then."""
-    if _holding:  # held(): taken as it ends
+    returns; True if so. Raised there, a bare except can swallow it (torch imports
+    numpy so: a run trained on) or a module is left half-imported (its next import an
+    unrelated traceback). A second signal STUCK_S after the first finds the import
+    stuck: the waiting ones are taken there and then. So do held() and finishing()."""
+    if _holding or (_finishing and not output_blocked()):
         _pending.append(signum)
         return True
     if not in_import(frame) or _gave_up:
@@ -171,7 +171,7 @@ def _take_pending(frame) -> None:
             signal.raise_signal(signum)
 
 
-def exit_code(name: str) -> int:
+def exit_code(name: str) -> int:  # 130, 143, 129: as the shell shows a killed one
     return 128 + getattr(signal, name)
 
 
