@@ -156,7 +156,14 @@ def read_checkpoint(path: str, device=None) -> dict:
                 "to unpickle it (weights_only=True)") from None
         raise CheckpointError(
             f"{path}: corrupt ({type(e).__name__} while unpickling)") from None
-    except (RuntimeError, EOFError, zipfile.BadZipFile, OSError, ValueError):
+    except (RuntimeError, EOFError, zipfile.BadZipFile, OSError, ValueError) as e:
+        # torch refused a setting (TORCH_FORCE_WEIGHTS_ONLY_LOAD and ..._NO_...): the
+        # file is not at fault; it was called corrupt, and a good one may be deleted
+        named = sorted(v for v in os.environ if v.startswith("TORCH") and v in str(e))
+        if named:
+            raise CheckpointError(
+                f"cannot load {path}: torch refused {', '.join(named)} in the "
+                f"environment ({e}); fix or unset it") from None
         # began as a torch zip archive, then broke off (or was damaged)
         raise CheckpointError(f"{path}: truncated or corrupt ({size:,} bytes; "
                               "cannot read the archive)") from None

@@ -177,9 +177,11 @@ def exit_done(code: int) -> None:
     then take a second or two to tear down, and a Ctrl-C there killed the process by
     the signal (no line) or raised in one of torch's exit handlers; SIGTERM there
     killed it with no line (SIGHUP too). They are ignored from here on, and the process
-    exits with the command's status."""
+    exits with the command's status. torch's compile times, which its exit handler
+    prints at info level, go too: it imported a tabulate.py there (a traceback)."""
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, signal.SIG_IGN)
+    drop_compile_times()
     sys.exit(code)
 
 

@@ -53,8 +53,9 @@ def refuse_stdout(path: str | None, opt: str, what: str = "file") -> None:
 def refuse_folder_name(path: str | None, opt: str) -> None:
     """`opt NAME/`, a file to write named as a folder that is not there (one that
     is: said elsewhere): the '/' was dropped, a file NAME written (train --out
-    models/, bench --json res/, exit 0)."""
-    if path and path.endswith("/") and not os.path.isdir(path):
+    models/, bench --json res/ or res/., exit 0)."""
+    if path and (path.endswith("/") or os.path.basename(path) in (".", "..")) \
+            and not os.path.isdir(path):
         raise UsageError(f"{opt} {path} names a folder; give a file name")
 
 

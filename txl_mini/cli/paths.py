@@ -42,9 +42,9 @@ def expand(path: str | None, opt: str | None = None) -> str | None:
     full, named = os.path.expanduser(path), f"{opt + ' ' if opt else ''}{path}"
     if full.startswith("~"):
         raise UsageError(f"{named}: {no_home(path)}")
-    if path.endswith("/") and os.path.isfile(full.rstrip("/")):
-        raise UsageError(f"{named}: {path.rstrip('/')} is a file, not a directory; "
-                         "drop the trailing '/'")
+    if path.endswith(("/", "/.")) and os.path.isfile(os.path.normpath(full)):
+        raise UsageError(f"{named}: {os.path.normpath(path)} is a file, not a "
+                         f"directory; drop the trailing '{path[path.rindex('/'):]}'")
     return full
 
 
