@@ -155,17 +155,21 @@ TORCH_PREFIXES = ("TORCH_", "PYTORCH_")  # the variables torch reads as it loads
 
 
 def env_refused(e: Exception) -> str | None:
-    """One line for torch's own ValueError at import that quotes a TORCH_* (or
-    PYTORCH_*) variable's value, else None: TORCH_LOGS=bogus was 'importing torch
-    failed (... list of fully) ...; is it installed ...?', exit 1, a line cut short
-    that blamed the installation. Its first paragraph is kept (torch lists the valid
-    settings after it)."""
+    """One line for torch's own ValueError (or OSError) at import that names a set
+    TORCH_* (or PYTORCH_*) variable (PYTORCH_JIT=bogus) or, where none is named,
+    quotes its value (TORCH_LOGS_OUT=/no/x), else None: TORCH_LOGS=bogus was
+    'importing torch failed (... list of fully) ...; is it installed ...?', exit 1, a
+    line cut short that blamed the installation. Its first paragraph is kept (torch
+    lists the valid settings after it)."""
     text = str(e)
-    set_ = [f"{k}={v!r}" for k, v in os.environ.items()
-            if k.startswith(TORCH_PREFIXES) and v.strip()  # as a word: not any '1'
-            and re.search(rf"(?<!\w){re.escape(v)}(?!\w)", text)]
-    if not (set_ and isinstance(e, ValueError) and _culprit(e)[0] == "torch"
-            and not stand_in(e)):
+    ours = {k: v for k, v in os.environ.items() if k.startswith(TORCH_PREFIXES)
+            and v.strip()}
+    said = [k for k in ours if re.search(rf"(?<!\w){k}(?!\w)", text)] or [
+        k for k, v in ours.items()  # as a word: TORCH_LOGS=1's '1', not any '1'
+        if re.search(rf"(?<!\w){re.escape(v)}(?!\w)", text)]
+    set_ = [f"{k}={ours[k]!r}" for k in said]
+    if not (set_ and isinstance(e, (ValueError, OSError))
+            and _culprit(e)[0] == "torch" and not stand_in(e)):
         return None
     lines = []
     for line in filter(None, map(str.strip, text.splitlines())):
