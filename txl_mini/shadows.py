@@ -14,6 +14,8 @@ import os
 import sys
 
 WHY = "the working folder comes first on sys.path under python -m"
+# where Python's own modules are: os was loaded before sys.path was read
+STDLIB = os.path.dirname(os.__file__) + os.sep
 
 
 def install(prog: str) -> None:
@@ -36,17 +38,22 @@ def install(prog: str) -> None:
 
 def words(name: str, path: str) -> str:
     """`./json.py shadows Python's json module (why); rename it`."""
-    folder = working_folder() or ""
-    first = os.path.relpath(path, folder).split(os.sep)[0]
-    shown = first + os.sep if os.path.isdir(os.path.join(folder, first)) else first
-    try:
-        here = folder == os.getcwd()
-    except OSError:  # the current folder is gone
-        here = False
-    shown = os.path.join(os.curdir if here else folder, shown)
+    folder, why = working_folder() or "", WHY
+    if folder and _top(path, folder) == name:
+        first = os.path.relpath(path, folder).split(os.sep)[0]
+        shown = first + os.sep if os.path.isdir(os.path.join(folder, first)) else first
+        try:
+            here = folder == os.getcwd()
+        except OSError:  # the current folder is gone
+            here = False
+        shown = os.path.join(os.curdir if here else folder, shown)
+    else:  # from another entry of sys.path: PYTHONPATH=scratch, scratch/signal.py
+        init = os.path.basename(path).startswith("__init__.")
+        shown = os.path.dirname(path) + os.sep if init else path
+        why = "its folder comes before Python's own on sys.path: PYTHONPATH?"
     what = (f"Python's {name} module" if name in sys.stdlib_module_names
             else f"the {name} package")
-    return f"{shown} shadows {what} ({WHY}); rename it"
+    return f"{shown} shadows {what} ({why}); rename it"
 
 
 def stand_in(e: BaseException) -> tuple[str, str] | None:
@@ -57,12 +64,13 @@ def stand_in(e: BaseException) -> tuple[str, str] | None:
     there that nothing imported (a test.py, a notes.py) counts for nothing, nor does
     txl_mini itself (run from the repository's root)."""
     folder = working_folder()
-    if folder is None:
-        return None
-    loaded = {}  # name -> file of each module imported from the folder
-    for name, module in list(sys.modules.items()):
+    loaded = {}  # name -> file of each module imported from the folder, or of
+    for name, module in list(sys.modules.items()):  # Python's own from elsewhere
         path = getattr(module, "__file__", None)
-        if "." not in name and isinstance(path, str) and _top(path, folder) == name:
+        if "." in name or not isinstance(path, str):
+            continue
+        if (folder and _top(path, folder) == name) or (
+                name in sys.stdlib_module_names and not path.startswith(STDLIB)):
             loaded[name] = path
     for link in _chain(e):
         names = [getattr(link, "name", None)] if isinstance(link, ImportError) else []
@@ -71,8 +79,10 @@ def stand_in(e: BaseException) -> tuple[str, str] | None:
         for name in names:
             if (top := (name or "").split(".")[0]) in loaded:
                 return top, loaded[top]
-        for path in _files(link):
-            if (top := _top(path, folder)) is not None:
+        for path in _files(link):  # a frame of its file: it raised, or its function
+            top = _top(path, folder) if folder else None
+            top = top or next((n for n, f in loaded.items() if f == path), None)
+            if top is not None:
                 return top, path
     return None
 
