@@ -72,7 +72,7 @@ def stand_in(e: BaseException) -> tuple[str, str] | None:
         if (folder and _top(path, folder) == name) or (
                 name in sys.stdlib_module_names and not path.startswith(STDLIB)):
             loaded[name] = path
-    for link in _chain(e):
+    for link in chain(e):
         names = [getattr(link, "name", None)] if isinstance(link, ImportError) else []
         if isinstance(link, AttributeError) and isinstance(link.obj, type(sys)):
             names.append(link.obj.__name__)  # `json.JSONEncoder` of a json.py
@@ -98,22 +98,27 @@ def working_folder() -> str | None:
         return None
 
 
-def _chain(e: BaseException) -> list:
+def chain(e: BaseException) -> list:
     """`e` and what it was raised from, or during (numpy wraps its error)."""
-    chain = [e]
-    while (cause := chain[-1].__cause__ or chain[-1].__context__) and len(chain) < 9:
-        chain.append(cause)
-    return chain
+    links = [e]
+    while (cause := links[-1].__cause__ or links[-1].__context__) and len(links) < 9:
+        links.append(cause)
+    return links
+
+
+def frames(tb):
+    """The frames of a traceback, outermost first (traceback.walk_tb's, without
+    importing traceback: under `ulimit -n 5` that import failed)."""
+    while tb is not None:
+        yield tb.tb_frame
+        tb = tb.tb_next
 
 
 def _files(e: BaseException) -> list:
     """The files an exception names: a SyntaxError's, an ImportError's, its frames'."""
     files = [getattr(e, "filename", None) if isinstance(e, SyntaxError) else None,
              getattr(e, "path", None) if isinstance(e, ImportError) else None]
-    tb = e.__traceback__
-    while tb is not None:
-        files.append(tb.tb_frame.f_code.co_filename)
-        tb = tb.tb_next
+    files += [f.f_code.co_filename for f in frames(e.__traceback__)]
     return [f for f in files if isinstance(f, str)]
 
 

@@ -12,7 +12,7 @@ import resource
 import sys
 from types import ModuleType
 
-from ..shadows import stand_in, words
+from ..shadows import chain, frames, stand_in, words
 from .stdout import writable
 
 # What torch's allocators say when they fail: the CPU's DefaultCPUAllocator ("can't
@@ -137,17 +137,15 @@ def import_failed(e: Exception) -> str | None:
         return words(*shadow)
     if name is None:  # one of our own modules is missing or broken
         return None
-    chain = [e]
-    while (cause := chain[-1].__cause__ or chain[-1].__context__) and len(chain) < 9:
-        chain.append(cause)  # numpy wraps its C extension's error in a long one
+    links = chain(e)  # numpy wraps its C extension's error in a long one
     if any(isinstance(c, MemoryError) or any(w in str(c).lower() for w in MAP_WORDS)
-           for c in chain):
+           for c in links):
         soft = resource.getrlimit(resource.RLIMIT_AS)[0]
         return f"out of memory loading {name} " + (
             "(free some memory first)" if soft == resource.RLIM_INFINITY else
             f"(ulimit -v limits this process to {soft / 2**20:,.0f} MiB; raise it)")
-    first = next((ln for ln in str(chain[-1]).splitlines() if ln.strip()), "")
-    return (f"importing {name} failed ({type(chain[-1]).__name__}: {first.strip()}) "
+    first = next((ln for ln in str(links[-1]).splitlines() if ln.strip()), "")
+    return (f"importing {name} failed ({type(links[-1]).__name__}: {first.strip()}) "
             f"from {where}; is it installed, or shadowed by a file of that name?")
 
 
@@ -193,12 +191,12 @@ def _culprit(e: BaseException) -> tuple[str | None, str]:
     if isinstance(e, SyntaxError) and not (e.filename or "<").startswith("<"):
         where = os.path.abspath(e.filename)
         return (None, "") if where.startswith(OURS) else (_module_of(where), where)
-    frames = [f for f in _frames(e.__traceback__)
-              if not f.f_code.co_filename.startswith("<frozen ")
-              and f.f_globals.get("__name__") != "importlib"]
-    theirs = [f for f in frames if not f.f_code.co_filename.startswith(OURS)]
+    stack = [f for f in frames(e.__traceback__)
+             if not f.f_code.co_filename.startswith("<frozen ")
+             and f.f_globals.get("__name__") != "importlib"]
+    theirs = [f for f in stack if not f.f_code.co_filename.startswith(OURS)]
     bodies = [f for f in theirs if f.f_code.co_name == "<module>"]
-    if frames and frames[-1] in theirs and bodies:  # raised as another's was loaded
+    if stack and stack[-1] in theirs and bodies:  # raised as another's was loaded
         return (bodies[-1].f_globals.get("__name__", "?").split(".")[0],
                 bodies[-1].f_code.co_filename)
     if isinstance(e, AttributeError):  # of a module: `torch.nn` of an empty torch.py
@@ -210,13 +208,6 @@ def _culprit(e: BaseException) -> tuple[str | None, str]:
     if top == "txl_mini" or (isinstance(e, AttributeError) and not _stand_in(module)):
         return None, ""
     return top, getattr(module, "__file__", None) or getattr(e, "path", None) or "?"
-
-
-def _frames(tb):
-    """The frames of a traceback, outermost first (traceback.walk_tb's)."""
-    while tb is not None:
-        yield tb.tb_frame
-        tb = tb.tb_next
 
 
 def _stand_in(module) -> bool:
