@@ -182,6 +182,8 @@ def exit_done(code: int) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, signal.SIG_IGN)
     drop_compile_times()
+    if (ddp := sys.modules.get(f"{__name__}.ddp")) is not None:
+        ddp.leave(code)  # a process of torchrun's ends there, without the teardown
     sys.exit(code)
 
 
