@@ -10,7 +10,7 @@ import sys
 import warnings
 
 from ..files import atomic_path
-from .errors import drop_compile_times, mapped, out_of_memory
+from .errors import drop_compile_times, mapped, out_of_memory, why
 from .memory import size
 
 PROG = "python -m txl_mini train"
@@ -91,7 +91,7 @@ def _draw(run_dir: str, history: list[dict]) -> bool:
             fig.savefig(tmp, dpi=100, format="png")
     except OSError as e:
         print(f"{PROG}: warning: cannot write {path}: "
-              f"{e.strerror or e}; the checkpoints and metrics.jsonl are written, "
+              f"{why(e)}; the checkpoints and metrics.jsonl are written, "
               "only the plot is not", file=sys.stderr)
     finally:
         plt.close(fig)

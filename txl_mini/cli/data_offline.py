@@ -13,7 +13,7 @@ from ..data import MAX_OFFLINE_CHARS
 from ..files import remove_stale_temps
 from ..text8 import DataError
 from . import plural
-from .errors import printable
+from .errors import printable, why
 from .options import UsageError, check_seed
 from .outputs import check_output, refuse_in_run
 from .paths import expand, not_a_folder, refuse_empty, same_file, writable_folder
@@ -94,7 +94,7 @@ def _write(args: argparse.Namespace, files: list, made: list):
     try:
         write_offline_corpus(corpus, args.out, deps_path=args.deps_out)
     except OSError as e:  # a full disk: what it could not write (nothing replaced)
-        raise DataError(f"cannot write {e.filename}: {e.strerror}") from None
+        raise DataError(f"cannot write {e.filename}: {why(e)}") from None
     return corpus
 
 

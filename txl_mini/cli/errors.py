@@ -118,14 +118,25 @@ NEEDED = ("torch", "numpy", "tqdm")
 MAP_WORDS = ("failed to map segment", "cannot allocate memory")
 
 
+def too_many_files(doing: str = "") -> str:
+    """'Too many open files' is the process' limit, not a file's fault (the file an
+    error names may be one of torch's modules): which limit, and to raise it."""
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    return f"too many open files{doing} (ulimit -n {soft}; raise it)"
+
+
+def why(e: OSError) -> str:
+    """An OSError's reason, as a command's line gives it."""
+    return too_many_files() if e.errno == errno.EMFILE else str(e.strerror or e)
+
+
 def import_failed(e: Exception) -> str | None:
     """One line for a package that would not load as a command's module was imported,
     else None (a bug of ours: its traceback). A torch.py in the current folder that
     raised, or libtorch that could not be mapped under `ulimit -v`, gave 25 lines;
     so did a torch.py's ValueError, SyntaxError or partial import's AttributeError."""
     if isinstance(e, OSError) and e.errno == errno.EMFILE:  # a module's file, unopened
-        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-        return f"too many open files to load the command (ulimit -n {soft}; raise it)"
+        return too_many_files(" to load the command")
     if isinstance(e, ModuleNotFoundError) and e.name in NEEDED:  # not installed
         return (f"this Python ({sys.executable}) has no {e.name}, which txl_mini "
                 "needs: pip install -r requirements.txt")

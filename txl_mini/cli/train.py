@@ -19,7 +19,7 @@ from ..config import PRESETS
 from ..data import CORPORA, MAX_OFFLINE_CHARS, OFFLINE_CHARS
 from ..text8 import DataError
 from ..train import TrainConfig
-from . import rundir, stop
+from . import errors, rundir, stop
 from .corpus import check_corpus_options, load_corpus
 from .ddp import any_rank, init_group, local_rank, rank_world, use_gpu, world_size
 from .errors import MODEL_SIZE, TRAIN_RUN_SIZE, drop_compile_times, oom_words, starved
@@ -237,6 +237,8 @@ def _one_line(e: BaseException, run_dir, trained: bool) -> tuple[str, int]:
     if not isinstance(e, OSError):
         return f"error: {e}", 1
     what = f"{e.filename}: {e.strerror}" if e.filename else str(e.strerror or e)
+    if e.errno == errno.EMFILE:  # the process' limit: the file named is torch's own
+        what = errors.why(e)
     if e.errno in WRITE_ERRORS:  # a full disk, a directory that went away
         what = "cannot write " + what
     return f"error: {what}; {rundir.kept(run_dir)}", 1
