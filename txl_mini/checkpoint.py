@@ -26,7 +26,7 @@ from typing import Any, Optional
 import torch
 
 from .config import ModelConfig
-from .files import atomic_path
+from .files import ANY, atomic_path
 
 FORMAT = "txl_mini.checkpoint"  # marks a file as ours
 VERSION = 2  # 2: the feed-forward's layers are named ff.c_fc, ff.c_proj
@@ -77,13 +77,13 @@ def unwrap(model: torch.nn.Module) -> torch.nn.Module:
 
 def save_checkpoint(path: str, model: torch.nn.Module, meta: dict,
                     optimizer: Optional[torch.optim.Optimizer] = None,
-                    extra: Optional[dict] = None) -> None:
+                    extra: Optional[dict] = None, was=ANY) -> None:
     """Write config, weights, `meta` (and optimizer state, `extra`) to `path`,
     atomically.
 
     `meta` describes the model (corpus, preset, steps...); `extra` holds anything a
     resumed run needs (RNG states, data position, memory). Both must be plain data and
-    tensors: TypeError otherwise, before anything is written.
+    tensors: TypeError otherwise, before anything is written. `was`: atomic_path's.
     """
     model = unwrap(model)
     if type(model).__name__ not in MODEL_CLASSES:
@@ -99,7 +99,7 @@ def save_checkpoint(path: str, model: torch.nn.Module, meta: dict,
     }
     _check_plain({k: v for k, v in payload.items() if k != "state_dict"}, "checkpoint")
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with atomic_path(path) as tmp:
+    with atomic_path(path, was) as tmp:
         try:
             with open(tmp, "wb") as f:  # a file object: a full disk surfaces as OSError
                 torch.save(payload, f)
