@@ -14,8 +14,9 @@ import tempfile
 from contextlib import contextmanager
 
 from ..files import ANY, atomic_path, name_too_long, snapshot, write_target
+from ..text8 import default_cache_dir
 from .errors import UsageError
-from .folders import cannot_make
+from .folders import append_only, cannot_make, check_writable, sealed
 
 
 def check_output(path: str, opt: str) -> str:
@@ -164,6 +165,28 @@ def check_cache_env() -> None:
         raise UsageError(f"{where}: {no_home(value)}")
     if value and (why := unreachable(value) or cannot_make(value)):
         raise UsageError(f"{where}: {why}")
+
+
+def check_download_folder(folder: str | None, named: str | None = None) -> None:
+    """text8's cache folder (`folder`, else the environment's or the default, then
+    `named` by its variable), where a download would go (no text8.zip in it yet):
+    one append-only (chattr +a), or missing in such a folder, is refused before it
+    starts. The download's temporary file, or the folder made for it, could not be
+    removed there, and the line named that file."""
+    try:
+        cache = os.path.abspath(os.path.expanduser(folder or default_cache_dir()))
+    except RuntimeError:  # no home: load_text8 says so
+        return
+    name = next((n for n in CACHE_VARIABLES if os.environ.get(n)), None)
+    named = named or (f"{name}={os.environ[name]!r} in the environment" if name
+                      else f"text8's cache folder {cache}")
+    level = cache
+    while not os.path.lexists(level):
+        level = os.path.dirname(level)
+    if level != cache and (why := sealed(level)):
+        raise UsageError(f"{named}: cannot make {cache}: {why}; give another folder")
+    if not os.path.isfile(os.path.join(cache, "text8.zip")) and append_only(cache):
+        check_writable(cache, named)
 
 
 def check_compile_cache() -> None:

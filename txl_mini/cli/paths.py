@@ -5,12 +5,11 @@ missing, every level of it recorded, so that a run refused later removes them al
 
 from __future__ import annotations
 
-import errno
 import os
 import stat
 
 from ..files import TEMP_SUFFIX, name_too_long
-from .folders import check_writable
+from .folders import check_writable, is_loop, not_a_folder, sealed
 from .options import UsageError
 from .outputs import (
     check_output,
@@ -46,16 +45,6 @@ def expand(path: str | None, opt: str | None = None) -> str | None:
         raise UsageError(f"{named}: {os.path.normpath(path)} is a file, not a "
                          f"directory; drop the trailing '{path[path.rindex('/'):]}'")
     return full
-
-
-def is_loop(path: str) -> bool:
-    """`path` is a symbolic link that leads back to itself (`ln -s loop loop`): a
-    file to read there is not 'missing', and a folder cannot be made there."""
-    try:
-        os.stat(path)
-    except OSError as e:
-        return e.errno == errno.ELOOP
-    return False
 
 
 def refuse_loop(path: str, what: str, where: str | None = None) -> None:
@@ -150,6 +139,8 @@ def writable_folder(folder: str, opt: str, created: list) -> None:
         what = "it" if level == os.path.normpath(folder) else level
         raise UsageError(f"{opt}: cannot write to {folder}: {what} "
                          f"{not_a_folder(level)}")
+    if missing and (why := sealed(os.path.dirname(missing[0]))):  # left made, else
+        raise UsageError(f"{opt}: cannot make {folder}: {why}; give another folder")
     try:
         if missing:
             created.extend(missing)  # before: a makedirs failing half-way made some
@@ -158,17 +149,6 @@ def writable_folder(folder: str, opt: str, created: list) -> None:
         raise UsageError(f"{opt}: cannot write to {folder}: {e.strerror or e}"
                          ) from None
     check_writable(folder, opt)
-
-
-def not_a_folder(path: str) -> str:
-    """Why `path`, which is there, cannot hold files: the end of 'PATH is ...'."""
-    if is_loop(path):  # not 'broken': nothing is missing, it leads nowhere
-        return "is a symbolic link loop"
-    try:
-        os.stat(path)
-    except OSError as e:  # a link to something gone
-        return f"is a broken symbolic link ({e.strerror})"
-    return "is a file, not a directory"
 
 
 KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
