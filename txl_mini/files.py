@@ -73,7 +73,7 @@ def snapshot(path: PathLike) -> tuple | None:
     and time of change, which another file there, or one rewritten, changes."""
     try:
         st = os.stat(path)
-    except FileNotFoundError:
+    except OSError:  # not there, a file where a folder would be (the checks say)
         return None
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
@@ -155,6 +155,19 @@ def not_a_file(p: Path, missing: bool = True) -> str | None:
     return f"{p} is " + ("a directory" if stat.S_ISDIR(mode) else "a FIFO, not a "
                          "regular file" if stat.S_ISFIFO(mode) else "a device or "
                          "socket, not a regular file")
+
+
+def no_folder_at(path: str) -> str | None:
+    """Why `path` cannot be there, for something not a folder where it names one
+    (`best.pt/`, `notes.txt/x.pt`, `/dev/null/`, a FIFO's `ff/`: ENOTDIR): 'X is a
+    file, not a directory' ('X is not a directory'), else None."""
+    head = path.rstrip("/") if path.endswith("/") else os.path.dirname(path)
+    while head and not os.path.exists(head):
+        head = os.path.dirname(head)
+    if not head or os.path.isdir(head):
+        return None
+    return f"{head} is " + ("a file, not a directory" if os.path.isfile(head) else
+                            "not a directory")
 
 
 def sha1_file(path: PathLike) -> str:
