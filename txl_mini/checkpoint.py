@@ -26,7 +26,7 @@ from typing import Any, Optional
 import torch
 
 from .config import ModelConfig
-from .files import ANY, atomic_path
+from .files import ANY, atomic_path, no_folder_at
 
 FORMAT = "txl_mini.checkpoint"  # marks a file as ours
 VERSION = 2  # 2: the feed-forward's layers are named ff.c_fc, ff.c_proj
@@ -111,20 +111,15 @@ def save_checkpoint(path: str, model: torch.nn.Module, meta: dict,
 
 
 def _missing(path: str) -> str:
-    """Why `path` is not there: a file where a folder should be (`best.pt/`, or
-    `notes.txt/x.pt`), a name too long for any file (not 'no such file': none can be
-    there), else no such file."""
+    """Why `path` is not there: no folder where it names one (`best.pt/`, or
+    `notes.txt/x.pt`: files.no_folder_at), a name too long for any file (not 'no
+    such file': none can be there), else no such file."""
     try:
         os.stat(path)
     except OSError as e:
         if e.errno == errno.ENAMETOOLONG:
             return f"{path}: {e.strerror}"
-    head = path.rstrip("/") if path.endswith("/") else os.path.dirname(path)
-    while head and not os.path.exists(head):
-        head = os.path.dirname(head)
-    if head and os.path.isfile(head):
-        return f"{path}: {head} is a file, not a directory"
-    return f"{path}: no such checkpoint file"
+    return f"{path}: {no_folder_at(path) or 'no such checkpoint file'}"
 
 
 def read_checkpoint(path: str, device=None) -> dict:

@@ -47,7 +47,7 @@ def _print_stats(text: str, label: str, unit: str = "char") -> None:
 def _cmd_text8(args: argparse.Namespace) -> None:
     refuse_empty(("--path", args.path), ("--cache-dir", args.cache_dir))
     args.path = expand(args.path, "--path")
-    args.cache_dir = expand(args.cache_dir, "--cache-dir")
+    args.cache_dir = expand(args.cache_dir, "--cache-dir", folder=True)
     if args.cache_dir is None:  # read even with --path (where the zip would be)
         check_cache_env()
     elif why := unreachable(args.cache_dir):  # else a traceback from pathlib

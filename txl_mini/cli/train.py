@@ -129,7 +129,7 @@ def main(argv=None, on_step=None) -> int:
         distributed = world_size() > 1
         refuse_empty(("--resume", args.resume))
         for name in ("run_dir", "out", "resume"):  # --path too, once restored
-            setattr(args, name, expand(getattr(args, name), flag(name)))
+            setattr(args, name, expand(getattr(args, name), flag(name), name != "out"))
         saved = (restore_options(args, argv, build_parser(), check_values)
                  if args.resume else None)
         check_values(args)

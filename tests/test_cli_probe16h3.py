@@ -1,0 +1,35 @@
+"""Issue 31, a hostile probe, its minor findings: the advice to drop a trailing '/'
+given for options that name folders (--run-dir x/, where x is a file: dropped, it
+is still a file), and `/dev/null/` or `FIFO/` called 'no such file', where a user
+expects to hear that it is no folder (ENOTDIR)."""
+
+import os
+
+from test_cli_faults import one_line, txl
+
+PROG = "python -m txl_mini"
+
+
+def test_a_folder_option_naming_a_file_is_not_told_to_drop_the_slash(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    why = "afile is a file, not a directory; give a directory"
+    for argv, line in (
+            (["train", "--preset", "tiny", "--run-dir", "afile/"],
+             f"train: error: --run-dir afile/: {why}"),
+            (["train", "--resume", "afile/"], f"train: error: --resume afile/: {why}"),
+            (["data", "text8", "--cache-dir", "afile/."],
+             f"data text8: error: --cache-dir afile/.: {why}")):
+        assert one_line(txl(*argv, cwd=tmp_path), 2) == f"{PROG} {line}"
+    assert os.listdir(tmp_path) == ["afile"]
+
+
+def test_a_device_or_fifo_named_as_a_folder_is_not_a_directory(tmp_path):
+    os.mkfifo(tmp_path / "ff")
+    for argv, line in (
+            (["data", "stats", "/dev/null/"],
+             "data stats: error: cannot read /dev/null/: /dev/null is not a "
+             "directory"),
+            (["data", "stats", "ff/x"],
+             "data stats: error: cannot read ff/x: ff is not a directory"),
+            (["evaluate", "ff/"], "evaluate: error: ff/: ff is not a directory")):
+        assert one_line(txl(*argv, cwd=tmp_path), 2) == f"{PROG} {line}"
