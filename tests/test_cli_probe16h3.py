@@ -5,6 +5,7 @@ expects to hear that it is no folder (ENOTDIR)."""
 
 import os
 
+import pytest
 from test_cli_faults import one_line, txl
 
 PROG = "python -m txl_mini"
@@ -33,3 +34,19 @@ def test_a_device_or_fifo_named_as_a_folder_is_not_a_directory(tmp_path):
              "data stats: error: cannot read ff/x: ff is not a directory"),
             (["evaluate", "ff/"], "evaluate: error: ff/: ff is not a directory")):
         assert one_line(txl(*argv, cwd=tmp_path), 2) == f"{PROG} {line}"
+
+
+def test_a_cached_text8_zip_of_the_wrong_size_is_not_hashed(tmp_path, monkeypatch):
+    """Its size is known: a wrong one is refused at once (it was hashed in full
+    first, a minute for a large file). Then the download, here refused at once."""
+    from txl_mini import text8
+
+    def hashed(path):
+        raise AssertionError(f"{path} was hashed")
+
+    monkeypatch.setattr(text8, "sha1_file", hashed)
+    (tmp_path / "text8.zip").write_bytes(b"not text8")
+    with pytest.raises(text8.DataError, match="could not download"):
+        text8.load_text8(cache_dir=tmp_path, url="http://127.0.0.1:9/text8.zip",
+                         progress=False)
+    assert [n for n in os.listdir(tmp_path) if n.startswith("text8.zip.mismatch-")]
