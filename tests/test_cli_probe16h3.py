@@ -50,3 +50,24 @@ def test_a_cached_text8_zip_of_the_wrong_size_is_not_hashed(tmp_path, monkeypatc
         text8.load_text8(cache_dir=tmp_path, url="http://127.0.0.1:9/text8.zip",
                          progress=False)
     assert [n for n in os.listdir(tmp_path) if n.startswith("text8.zip.mismatch-")]
+
+
+def test_a_pytorch_setting_torch_refuses_is_named_not_a_corrupt_file(tmp_path,
+                                                                     monkeypatch):
+    """checkpoint.py had its own prefix ("TORCH"), cli/errors.py its own
+    ("TORCH_", "PYTORCH_"): a PYTORCH_* setting torch refused while loading made a
+    good file 'truncated or corrupt'. Both now use txl_mini.torch_env's."""
+    import torch
+
+    from txl_mini import checkpoint
+
+    def refuse(*args, **kw):
+        raise RuntimeError("PYTORCH_BOGUS_LOAD must be 0 or 1")
+
+    monkeypatch.setenv("PYTORCH_BOGUS_LOAD", "2")
+    monkeypatch.setattr(torch, "load", refuse)
+    path = tmp_path / "m.pt"
+    path.write_bytes(b"PK\x03\x04" + bytes(100))
+    with pytest.raises(checkpoint.CheckpointError, match="torch refused "
+                       "PYTORCH_BOGUS_LOAD in the environment"):
+        checkpoint.read_checkpoint(str(path))

@@ -27,6 +27,7 @@ import torch
 
 from .config import ModelConfig
 from .files import ANY, atomic_path, no_folder_at
+from .torch_env import named_in
 
 FORMAT = "txl_mini.checkpoint"  # marks a file as ours
 VERSION = 2  # 2: the feed-forward's layers are named ff.c_fc, ff.c_proj
@@ -154,7 +155,7 @@ def read_checkpoint(path: str, device=None) -> dict:
     except (RuntimeError, EOFError, zipfile.BadZipFile, OSError, ValueError) as e:
         # torch refused a setting (TORCH_FORCE_WEIGHTS_ONLY_LOAD and ..._NO_...): the
         # file is not at fault; it was called corrupt, and a good one may be deleted
-        named = sorted(v for v in os.environ if v.startswith("TORCH") and v in str(e))
+        named = named_in(str(e))
         if named:
             raise CheckpointError(
                 f"cannot load {path}: torch refused {', '.join(named)} in the "
