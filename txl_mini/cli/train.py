@@ -239,6 +239,8 @@ def _one_line(e: BaseException, run_dir, trained: bool) -> tuple[str, int]:
     what = f"{e.filename}: {e.strerror}" if e.filename else str(e.strerror or e)
     if e.errno in WRITE_ERRORS:  # a full disk, a directory that went away
         what = "cannot write " + what
+    if e.errno == errno.EEXIST:  # --out appeared (files.atomic_path); no --resume:
+        return f"error: {what}; the model is {run_dir}/last.pt", 1  # it rewrites --out
     return f"error: {what}; {rundir.kept(run_dir)}", 1
 
 
