@@ -27,6 +27,7 @@ repeat it.
   tooling (no chapter imports it)
     cli/               python -m txl_mini train|evaluate|sample|data|bench
     shadows.py         a json.py in the working folder, in one line
+    torch_env.py       torch's settings refused, named (TORCH_*)
 """
 
 import os

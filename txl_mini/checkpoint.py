@@ -26,7 +26,8 @@ from typing import Any, Optional
 import torch
 
 from .config import ModelConfig
-from .files import atomic_path
+from .files import ANY, atomic_path, no_folder_at
+from .torch_env import named_in
 
 FORMAT = "txl_mini.checkpoint"  # marks a file as ours
 VERSION = 2  # 2: the feed-forward's layers are named ff.c_fc, ff.c_proj
@@ -77,13 +78,13 @@ def unwrap(model: torch.nn.Module) -> torch.nn.Module:
 
 def save_checkpoint(path: str, model: torch.nn.Module, meta: dict,
                     optimizer: Optional[torch.optim.Optimizer] = None,
-                    extra: Optional[dict] = None) -> None:
+                    extra: Optional[dict] = None, was=ANY) -> None:
     """Write config, weights, `meta` (and optimizer state, `extra`) to `path`,
     atomically.
 
     `meta` describes the model (corpus, preset, steps...); `extra` holds anything a
     resumed run needs (RNG states, data position, memory). Both must be plain data and
-    tensors: TypeError otherwise, before anything is written.
+    tensors: TypeError otherwise, before anything is written. `was`: atomic_path's.
     """
     model = unwrap(model)
     if type(model).__name__ not in MODEL_CLASSES:
@@ -99,7 +100,7 @@ def save_checkpoint(path: str, model: torch.nn.Module, meta: dict,
     }
     _check_plain({k: v for k, v in payload.items() if k != "state_dict"}, "checkpoint")
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with atomic_path(path) as tmp:
+    with atomic_path(path, was) as tmp:
         try:
             with open(tmp, "wb") as f:  # a file object: a full disk surfaces as OSError
                 torch.save(payload, f)
@@ -111,20 +112,15 @@ def save_checkpoint(path: str, model: torch.nn.Module, meta: dict,
 
 
 def _missing(path: str) -> str:
-    """Why `path` is not there: a file where a folder should be (`best.pt/`, or
-    `notes.txt/x.pt`), a name too long for any file (not 'no such file': none can be
-    there), else no such file."""
+    """Why `path` is not there: no folder where it names one (`best.pt/`, or
+    `notes.txt/x.pt`: files.no_folder_at), a name too long for any file (not 'no
+    such file': none can be there), else no such file."""
     try:
         os.stat(path)
     except OSError as e:
         if e.errno == errno.ENAMETOOLONG:
             return f"{path}: {e.strerror}"
-    head = path.rstrip("/") if path.endswith("/") else os.path.dirname(path)
-    while head and not os.path.exists(head):
-        head = os.path.dirname(head)
-    if head and os.path.isfile(head):
-        return f"{path}: {head} is a file, not a directory"
-    return f"{path}: no such checkpoint file"
+    return f"{path}: {no_folder_at(path) or 'no such checkpoint file'}"
 
 
 def read_checkpoint(path: str, device=None) -> dict:
@@ -159,7 +155,7 @@ def read_checkpoint(path: str, device=None) -> dict:
     except (RuntimeError, EOFError, zipfile.BadZipFile, OSError, ValueError) as e:
         # torch refused a setting (TORCH_FORCE_WEIGHTS_ONLY_LOAD and ..._NO_...): the
         # file is not at fault; it was called corrupt, and a good one may be deleted
-        named = sorted(v for v in os.environ if v.startswith("TORCH") and v in str(e))
+        named = named_in(str(e))
         if named:
             raise CheckpointError(
                 f"cannot load {path}: torch refused {', '.join(named)} in the "

@@ -21,10 +21,11 @@ from typing import Iterator, Union
 PathLike = Union[str, "os.PathLike[str]"]
 TEMP_SUFFIX = ".tmp"
 TEMP_EXTRA = len("..") + 8 + len(TEMP_SUFFIX)  # `.NAME.` + mkstemp's 8 + `.tmp`
+ANY = object()  # atomic_path's `was` when whatever is there may be replaced
 
 
 @contextmanager
-def atomic_path(path: PathLike) -> Iterator[str]:
+def atomic_path(path: PathLike, was=ANY) -> Iterator[str]:
     """Yield a temporary path beside `path`; rename it over `path` when the block ends.
 
         with atomic_path("runs/xl/last.pt") as tmp:
@@ -35,7 +36,9 @@ def atomic_path(path: PathLike) -> Iterator[str]:
     Its bytes are fsync'ed before the rename and the rename itself afterwards, so a
     power cut cannot leave the new name pointing at missing data. If the block raises
     (Ctrl-C included), the temporary file is removed and `path` is untouched; an
-    OSError that names the temporary file names `path` instead.
+    OSError that names the temporary file names `path` instead. `was`: what
+    `path` held when the caller checked it (`snapshot`); another file there now, one
+    that appeared or changed meanwhile, is left as it is (FileExistsError).
     """
     asked, path = os.fspath(path), write_target(path)
     if path.exists() and not path.is_file():  # the rename would replace /dev/null
@@ -53,7 +56,8 @@ def atomic_path(path: PathLike) -> Iterator[str]:
         with open(tmp, "rb+") as f:
             os.fsync(f.fileno())  # the bytes are on disk before the name points at them
         os.chmod(tmp, _mode_for(path))  # mkstemp makes 0600; a plain file is not
-        os.replace(tmp, path)
+        if why := _publish(tmp, path, was):
+            raise FileExistsError(errno.EEXIST, why, asked)
         _fsync_dir(path.parent)
     except OSError as e:
         if e.filename != tmp:
@@ -62,6 +66,39 @@ def atomic_path(path: PathLike) -> Iterator[str]:
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def snapshot(path: PathLike) -> tuple | None:
+    """What is at `path` (a link's target) now, None if nothing: its identity, size
+    and time of change, which another file there, or one rewritten, changes."""
+    try:
+        st = os.stat(path)
+    except OSError:  # not there, a file where a folder would be (the checks say)
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def _publish(tmp: str, path: Path, was) -> str | None:
+    """`tmp` renamed to `path`, unless `path` is no longer what `was` says: else
+    why not. A file that appeared since (someone's, made after our checks) was
+    replaced silently by the rename; a new name is now made by a hard link, which
+    never replaces one."""
+    now = was if was is ANY else snapshot(path)
+    if now is not None and now != was:
+        return ("a file appeared there while we ran" if was is None else
+                "it changed while we ran") + "; it is left as it is"
+    if now is not None:  # ANY, or the file as it was checked
+        os.replace(tmp, path)
+        return None
+    try:
+        os.link(tmp, path)
+    except FileExistsError:  # made between the look above and now
+        return "a file appeared there while we ran; it is left as it is"
+    except OSError:  # a file system without hard links (vfat): as before
+        os.replace(tmp, path)
+        return None
+    os.unlink(tmp)
+    return None
 
 
 def write_target(path: PathLike) -> Path:
@@ -118,6 +155,19 @@ def not_a_file(p: Path, missing: bool = True) -> str | None:
     return f"{p} is " + ("a directory" if stat.S_ISDIR(mode) else "a FIFO, not a "
                          "regular file" if stat.S_ISFIFO(mode) else "a device or "
                          "socket, not a regular file")
+
+
+def no_folder_at(path: str) -> str | None:
+    """Why `path` cannot be there, for something not a folder where it names one
+    (`best.pt/`, `notes.txt/x.pt`, `/dev/null/`, a FIFO's `ff/`: ENOTDIR): 'X is a
+    file, not a directory' ('X is not a directory'), else None."""
+    head = path.rstrip("/") if path.endswith("/") else os.path.dirname(path)
+    while head and not os.path.exists(head):
+        head = os.path.dirname(head)
+    if not head or os.path.isdir(head):
+        return None
+    return f"{head} is " + ("a file, not a directory" if os.path.isfile(head) else
+                            "not a directory")
 
 
 def sha1_file(path: PathLike) -> str:

@@ -18,7 +18,7 @@ from ..data import MAX_TEXT_BYTES, OFFLINE_CHARS, CharVocab, corpus_splits
 from ..text8 import CacheError, DataError
 from . import plural
 from .options import UsageError, rank_zero
-from .outputs import check_cache_env
+from .outputs import check_cache_env, check_download_folder
 from .paths import refuse_directory, refuse_missing
 
 # how text8's messages name load_text8's arguments -> the options that set them
@@ -156,6 +156,8 @@ def check_corpus_options(args, given: bool) -> None:
     folder is made."""
     if args.corpus == "text8":
         check_cache_env()
+        if args.path is None:  # a download into it, unless text8.zip is there
+            check_download_folder(None)
     if given and (args.path or args.corpus != "offline"):
         other = (f"--path {args.path} is read whole" if args.path else
                  f"--corpus {args.corpus} is " + ("read whole" if args.corpus ==

@@ -16,7 +16,7 @@ from .corpus import option_names
 from .data_offline import cmd_offline
 from .errors import printable
 from .options import Parser, UsageError, ascii_only, command, fail
-from .outputs import check_cache_env, unreachable
+from .outputs import check_cache_env, check_download_folder, unreachable
 from .paths import expand, refuse_directory, refuse_empty, refuse_missing
 from .stdout import StdoutFailed, silence
 
@@ -47,11 +47,14 @@ def _print_stats(text: str, label: str, unit: str = "char") -> None:
 def _cmd_text8(args: argparse.Namespace) -> None:
     refuse_empty(("--path", args.path), ("--cache-dir", args.cache_dir))
     args.path = expand(args.path, "--path")
-    args.cache_dir = expand(args.cache_dir, "--cache-dir")
+    args.cache_dir = expand(args.cache_dir, "--cache-dir", folder=True)
     if args.cache_dir is None:  # read even with --path (where the zip would be)
         check_cache_env()
     elif why := unreachable(args.cache_dir):  # else a traceback from pathlib
         raise UsageError(f"--cache-dir {args.cache_dir}: {why}")
+    if args.path is None:  # a download into the cache, unless text8.zip is there
+        check_download_folder(args.cache_dir, args.cache_dir and
+                              f"--cache-dir {args.cache_dir}")
     try:
         with option_names(args.path):
             s = load_text8(args.path, cache_dir=args.cache_dir,

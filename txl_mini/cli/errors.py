@@ -13,6 +13,7 @@ import sys
 from types import ModuleType
 
 from ..shadows import chain, frames, stand_in, words
+from ..torch_env import named_in, torch_variables
 from .stdout import writable
 
 # What torch's allocators say when they fail: the CPU's DefaultCPUAllocator ("can't
@@ -160,9 +161,6 @@ def import_failed(e: Exception) -> str | None:
             f"from {where}; is it installed, or shadowed by a file of that name?")
 
 
-TORCH_PREFIXES = ("TORCH_", "PYTORCH_")  # the variables torch reads as it loads
-
-
 def env_refused(e: Exception) -> str | None:
     """One line for torch's own ValueError (or OSError) at import that names a set
     TORCH_* (or PYTORCH_*) variable (PYTORCH_JIT=bogus) or, where none is named,
@@ -171,9 +169,8 @@ def env_refused(e: Exception) -> str | None:
     line cut short that blamed the installation. Its first paragraph is kept (torch
     lists the valid settings after it)."""
     text = str(e)
-    ours = {k: v for k, v in os.environ.items() if k.startswith(TORCH_PREFIXES)
-            and v.strip()}
-    said = [k for k in ours if re.search(rf"(?<!\w){k}(?!\w)", text)] or [
+    ours = torch_variables()
+    said = named_in(text, ours) or [
         k for k, v in ours.items()  # as a word: TORCH_LOGS=1's '1', not any '1'
         if re.search(rf"(?<!\w){re.escape(v)}(?!\w)", text)]
     set_ = [f"{k}={ours[k]!r}" for k in said]

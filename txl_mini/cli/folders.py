@@ -69,11 +69,22 @@ def _probe(folder: str) -> None:
         os.remove(probe)
 
 
+def sealed(folder: str) -> str | None:
+    """Why no new folder may be made in `folder`, else None: it is append-only, so
+    one made for a command that then failed could never be removed (it stayed, empty,
+    for good)."""
+    if append_only(folder or "."):
+        return (f"{folder or '.'} is append-only (chattr +a): a folder made there "
+                "could not be removed again")
+    return None
+
+
 def cannot_make(path: str) -> str | None:
     """Why the folder `path`, if missing, cannot be made, else None: its first
     missing level is made and removed again (TXL_MINI_CACHE=/proc/self/x passed
     every look, then failed making it, exit 1). A link to nothing is left alone, and
-    so is an append-only folder: a folder can be made there, but not removed."""
+    so is an append-only folder: a folder can be made there, but not removed (where
+    one is made, `sealed` refuses it)."""
     top = os.path.abspath(os.path.expanduser(path))
     if os.path.lexists(top):
         return None
@@ -88,3 +99,24 @@ def cannot_make(path: str) -> str | None:
     except OSError as e:
         return f"cannot make {path} ({e.strerror}); give another folder"
     return None
+
+
+def not_a_folder(path: str) -> str:
+    """Why `path`, which is there, cannot hold files: the end of 'PATH is ...'."""
+    if is_loop(path):  # not 'broken': nothing is missing, it leads nowhere
+        return "is a symbolic link loop"
+    try:
+        os.stat(path)
+    except OSError as e:  # a link to something gone
+        return f"is a broken symbolic link ({e.strerror})"
+    return "is a file, not a directory"
+
+
+def is_loop(path: str) -> bool:
+    """`path` is a symbolic link that leads back to itself (`ln -s loop loop`): a
+    file to read there is not 'missing', and a folder cannot be made there."""
+    try:
+        os.stat(path)
+    except OSError as e:
+        return e.errno == errno.ELOOP
+    return False

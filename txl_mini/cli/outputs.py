@@ -13,9 +13,10 @@ import re
 import tempfile
 from contextlib import contextmanager
 
-from ..files import atomic_path, name_too_long, write_target
+from ..files import ANY, atomic_path, name_too_long, snapshot, write_target
+from ..text8 import default_cache_dir
 from .errors import UsageError
-from .folders import cannot_make
+from .folders import append_only, cannot_make, check_writable, sealed
 
 
 def check_output(path: str, opt: str) -> str:
@@ -24,7 +25,8 @@ def check_output(path: str, opt: str) -> str:
     file). A symlink stands for its target, which is written (files.write_target).
     A name too long for the file system is refused too: the write said so only at
     its end (train's --out after the whole run, bench --json after every benchmark).
-    Returns the resolved path, to compare with the command's other files."""
+    Returns the resolved path, to compare with the command's other files. What is
+    there now is recorded: the write at the end replaces only that (as_checked)."""
     refuse_stdout(path, opt)
     real = str(write_target(path))
     if os.path.islink(real):  # realpath stops at a loop; renamed over, the link goes
@@ -37,7 +39,16 @@ def check_output(path: str, opt: str) -> str:
                          "socket); give a file name")
     if why := name_too_long(real):
         raise UsageError(f"{opt} {path}: {why}; give a shorter one")
+    CHECKED[os.path.abspath(path)] = snapshot(real)
     return real
+
+
+CHECKED: dict = {}  # each output file (absolute) as check_output found it
+
+
+def as_checked(path: str):
+    """atomic_path's `was` for `path`: what check_output found there, else ANY."""
+    return CHECKED.get(os.path.abspath(path), ANY)
 
 
 def refuse_stdout(path: str | None, opt: str, what: str = "file") -> None:
@@ -156,6 +167,28 @@ def check_cache_env() -> None:
         raise UsageError(f"{where}: {why}")
 
 
+def check_download_folder(folder: str | None, named: str | None = None) -> None:
+    """text8's cache folder (`folder`, else the environment's or the default, then
+    `named` by its variable), where a download would go (no text8.zip in it yet):
+    one append-only (chattr +a), or missing in such a folder, is refused before it
+    starts. The download's temporary file, or the folder made for it, could not be
+    removed there, and the line named that file."""
+    try:
+        cache = os.path.abspath(os.path.expanduser(folder or default_cache_dir()))
+    except RuntimeError:  # no home: load_text8 says so
+        return
+    name = next((n for n in CACHE_VARIABLES if os.environ.get(n)), None)
+    named = named or (f"{name}={os.environ[name]!r} in the environment" if name
+                      else f"text8's cache folder {cache}")
+    level = cache
+    while not os.path.lexists(level):
+        level = os.path.dirname(level)
+    if level != cache and (why := sealed(level)):
+        raise UsageError(f"{named}: cannot make {cache}: {why}; give another folder")
+    if not os.path.isfile(os.path.join(cache, "text8.zip")) and append_only(cache):
+        check_writable(cache, named)
+
+
 def check_compile_cache() -> None:
     """torch's compile cache folder, which torch makes as Adam first loads
     torch._dynamo (train, bench), checked before any work: one it could not make
@@ -205,38 +238,3 @@ def write_text(path: str, text: str) -> None:
     with naming(path), atomic_path(path) as tmp:
         with open(tmp, "w", encoding="utf-8") as f:
             f.write(text)
-
-
-# keys every result of bench --json holds; a file without them is someone's
-BENCH_KEYS = {"device", "torch", "train", "eval", "memory_flatness"}
-
-
-def refuse_not_result(path: str, opt: str) -> None:
-    """bench's `opt PATH` over a file there: an earlier result (a JSON object with
-    BENCH_KEYS; one is a few KB, so at most 1 MiB is read) is replaced, as is an
-    empty file (nothing is lost); anything else is refused before any benchmark (a
-    model, the corpus: replaced silently by the JSON, exit 0)."""
-    if not os.path.isfile(path) or os.path.getsize(path) == 0:
-        return
-    try:
-        with open(path, "rb") as f:
-            result = json.loads(f.read(2**20))
-    except (OSError, ValueError):  # not JSON (not UTF-8 included), or longer
-        result = None
-    if not (isinstance(result, dict) and BENCH_KEYS <= set(result)):
-        raise UsageError(f"{opt} {path} exists and is not an earlier bench result "
-                         f"(the only file {opt} replaces); give a new file name, or "
-                         "move it away")
-
-
-def write_json(path: str, result: dict) -> str | None:
-    """bench --json: the results written to `path`, else why not (the caller says
-    it after its report). Their keys include BENCH_KEYS."""
-    try:
-        with atomic_path(path) as tmp:  # never a half-written file
-            with open(tmp, "w", encoding="utf-8") as f:
-                json.dump(result, f, indent=1)
-    except OSError as e:
-        return (f"error: cannot write {path}: {e.strerror or e} (the results are "
-                "printed above)")
-    return None

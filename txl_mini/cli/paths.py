@@ -5,12 +5,11 @@ missing, every level of it recorded, so that a run refused later removes them al
 
 from __future__ import annotations
 
-import errno
 import os
 import stat
 
-from ..files import TEMP_SUFFIX, name_too_long
-from .folders import check_writable
+from ..files import TEMP_SUFFIX, name_too_long, no_folder_at
+from .folders import check_writable, is_loop, not_a_folder, sealed
 from .options import UsageError
 from .outputs import (
     check_output,
@@ -31,31 +30,25 @@ def refuse_empty(*given: tuple[str, str | None]) -> None:
             raise UsageError(f"{what} is blank; give a path")
 
 
-def expand(path: str | None, opt: str | None = None) -> str | None:
+def expand(path: str | None, opt: str | None = None, folder: bool = False
+           ) -> str | None:
     """`~/x` as the home's x, for every path option and argument: `--out=~/x` (no
     shell expands a ~ after '=') or a quoted '~/x' reaches us as typed. A `~user`
     with no such user (or `~` with no home) is refused, naming `opt`: it was kept as
     typed (a folder '~nouser' made here), or pathlib's traceback, exit 1. So is a
-    file named as a folder: train read text.txt/ as text.txt, data stats as missing."""
+    file named as a folder: train read text.txt/ as text.txt, data stats as missing.
+    `folder`: `opt` names one (--run-dir), where dropping the '/' is no remedy."""
     if not path:
         return path
     full, named = os.path.expanduser(path), f"{opt + ' ' if opt else ''}{path}"
     if full.startswith("~"):
         raise UsageError(f"{named}: {no_home(path)}")
     if path.endswith(("/", "/.")) and os.path.isfile(os.path.normpath(full)):
+        tail = path[path.rindex("/"):]
+        fix = "give a directory" if folder else f"drop the trailing '{tail}'"
         raise UsageError(f"{named}: {os.path.normpath(path)} is a file, not a "
-                         f"directory; drop the trailing '{path[path.rindex('/'):]}'")
+                         f"directory; {fix}")
     return full
-
-
-def is_loop(path: str) -> bool:
-    """`path` is a symbolic link that leads back to itself (`ln -s loop loop`): a
-    file to read there is not 'missing', and a folder cannot be made there."""
-    try:
-        os.stat(path)
-    except OSError as e:
-        return e.errno == errno.ELOOP
-    return False
 
 
 def refuse_loop(path: str, what: str, where: str | None = None) -> None:
@@ -132,7 +125,8 @@ def refuse_missing(path: str | None, where: str | None = None) -> None:
         refuse_loop(path, "a text file", where)
         refuse_dangling(path, "a text file", where)
         if not os.path.exists(path):
-            raise UsageError(f"cannot read {path}: no such file")
+            why = no_folder_at(path) or "no such file"  # /dev/null/, text.txt/x
+            raise UsageError(f"cannot read {path}: {why}")
         what = not_regular(path)  # /dev/null: empty; a FIFO blocked; /dev/zero: endless
         if what:
             raise UsageError(f"{where or path} is {what}, not a regular file; give a "
@@ -150,6 +144,8 @@ def writable_folder(folder: str, opt: str, created: list) -> None:
         what = "it" if level == os.path.normpath(folder) else level
         raise UsageError(f"{opt}: cannot write to {folder}: {what} "
                          f"{not_a_folder(level)}")
+    if missing and (why := sealed(os.path.dirname(missing[0]))):  # left made, else
+        raise UsageError(f"{opt}: cannot make {folder}: {why}; give another folder")
     try:
         if missing:
             created.extend(missing)  # before: a makedirs failing half-way made some
@@ -158,17 +154,6 @@ def writable_folder(folder: str, opt: str, created: list) -> None:
         raise UsageError(f"{opt}: cannot write to {folder}: {e.strerror or e}"
                          ) from None
     check_writable(folder, opt)
-
-
-def not_a_folder(path: str) -> str:
-    """Why `path`, which is there, cannot hold files: the end of 'PATH is ...'."""
-    if is_loop(path):  # not 'broken': nothing is missing, it leads nowhere
-        return "is a symbolic link loop"
-    try:
-        os.stat(path)
-    except OSError as e:  # a link to something gone
-        return f"is a broken symbolic link ({e.strerror})"
-    return "is a file, not a directory"
 
 
 KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),

@@ -26,7 +26,7 @@ from ..train import NonFiniteLoss, TrainConfig, lr_at, train_step
 from .curves import plot_curves
 from .ddp import any_rank, rank_world, rng_state, set_rng_state
 from .metrics import append_metrics, read_metrics
-from .outputs import naming
+from .outputs import as_checked, naming
 from .rundir import after_nan
 from .saved import note_saved
 from .stop import Stop, exit_code
@@ -118,8 +118,8 @@ class Run:
         if name == "last.pt":  # a resume that finds none can tell it was deleted
             note_saved(self.dir, self.step)
         if out and self.args.out:  # at the run's end only: a stop in the last
-            with naming(self.args.out):  # validation leaves it to the resume
-                save_checkpoint(self.args.out, self.model, self.meta())
+            with naming(out := self.args.out):  # validation leaves it to resume
+                save_checkpoint(out, self.model, self.meta(), was=as_checked(out))
 
     def stop(self, name: str) -> Stop:
         """Save last.pt (and the curves) and say how to continue."""

@@ -129,7 +129,7 @@ def main(argv=None, on_step=None) -> int:
         distributed = world_size() > 1
         refuse_empty(("--resume", args.resume))
         for name in ("run_dir", "out", "resume"):  # --path too, once restored
-            setattr(args, name, expand(getattr(args, name), flag(name)))
+            setattr(args, name, expand(getattr(args, name), flag(name), name != "out"))
         saved = (restore_options(args, argv, build_parser(), check_values)
                  if args.resume else None)
         check_values(args)
@@ -170,8 +170,7 @@ def main(argv=None, on_step=None) -> int:
         if args.pause_at is not None and args.pause_at <= at:
             raise UsageError(f"--pause-at {args.pause_at}: the run is already at "
                              f"step {at}")
-        tokens, valid, corpus = load_corpus(args, cfg, PROG,
-                                            saved and saved["corpus"])
+        tokens, valid, corpus = load_corpus(args, cfg, PROG, saved and saved["corpus"])
         tc = TrainConfig(steps=args.steps, batch_size=args.batch_size, lr=args.lr,
                          warmup=args.warmup, clip=args.clip, seed=args.seed)
         if args.overwrite and not args.resume and rank == 0:
@@ -236,11 +235,12 @@ def _one_line(e: BaseException, run_dir, trained: bool) -> tuple[str, int]:
         return f"error: {e}", 2
     if not isinstance(e, OSError):
         return f"error: {e}", 1
-    what = f"{e.filename}: {e.strerror}" if e.filename else str(e.strerror or e)
-    if e.errno == errno.EMFILE:  # the process' limit: the file named is torch's own
-        what = errors.why(e)
+    what = (f"{e.filename}: {e.strerror}" if e.filename and e.errno != errno.EMFILE
+            else errors.why(e))  # EMFILE: the process' limit (its file: torch's own)
     if e.errno in WRITE_ERRORS:  # a full disk, a directory that went away
         what = "cannot write " + what
+    if e.errno == errno.EEXIST:  # --out appeared (files.atomic_path); no --resume:
+        return f"error: {what}; the model is {run_dir}/last.pt", 1  # it rewrites --out
     return f"error: {what}; {rundir.kept(run_dir)}", 1
 
 
