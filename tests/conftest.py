@@ -1,7 +1,9 @@
 """Fixtures the command-line tests share."""
 
 import os
+import shutil
 import signal
+import subprocess
 
 import pytest
 from cli_text import words
@@ -45,3 +47,24 @@ def paused(tmp_path_factory):
     assert py("-m", "txl_mini", "train", *tiny(str(d / "text.txt"), d / "r", steps=4),
               "--pause-at", "2").returncode == 0
     return d / "r"
+
+
+@pytest.fixture
+def chattr():
+    """chattr(path, flag): `chattr +flag path` (a: append-only, i: immutable), undone
+    at teardown; the test is skipped where the tool, the user or the file system
+    cannot."""
+    done = []
+
+    def set_flag(path, flag):
+        if not shutil.which("chattr"):
+            pytest.skip("no chattr here")
+        res = subprocess.run(["chattr", f"+{flag}", str(path)], capture_output=True,
+                             text=True)
+        if res.returncode:
+            pytest.skip(f"chattr +{flag} failed here: {res.stderr.strip()}")
+        done.append((path, flag))
+
+    yield set_flag
+    for path, flag in done:
+        subprocess.run(["chattr", f"-{flag}", str(path)], check=True)

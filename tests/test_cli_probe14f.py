@@ -3,7 +3,6 @@
 no encoding. Each test failed on e39787f (subprocesses, as a user's shell runs them)."""
 
 import os
-import shutil
 import subprocess
 import sys
 
@@ -20,15 +19,12 @@ def txl_env(env, *argv, **kw):
 
 
 @pytest.fixture
-def immutable(tmp_path):
-    """A folder even root cannot write into (chattr +i), made mutable again after."""
+def immutable(tmp_path, chattr):
+    """A folder even root cannot write into (chattr +i)."""
     d = tmp_path / "imm"
     d.mkdir()
-    if shutil.which("chattr") is None or subprocess.run(
-            ["chattr", "+i", d], capture_output=True).returncode:
-        pytest.skip("chattr +i is not supported here")
-    yield d
-    subprocess.run(["chattr", "-i", d], check=True)
+    chattr(d, "i")
+    return d
 
 
 def _cache(tmp_path, kind, immutable_dir=None) -> str:

@@ -38,26 +38,6 @@ def run(tmp_path_factory):
     return d
 
 
-@pytest.fixture
-def chattr():
-    """chattr(path, flag): `chattr +flag path`, undone at teardown; skipped where
-    the tool, the user or the file system cannot."""
-    done = []
-
-    def set_flag(path, flag):
-        if not shutil.which("chattr"):
-            pytest.skip("no chattr here")
-        res = subprocess.run(["chattr", f"+{flag}", str(path)], capture_output=True,
-                             text=True)
-        if res.returncode:
-            pytest.skip(f"chattr +{flag} failed here: {res.stderr.strip()}")
-        done.append((path, flag))
-
-    yield set_flag
-    for path, flag in done:
-        subprocess.run(["chattr", f"-{flag}", str(path)], check=True)
-
-
 # -- 1. bench --json replaces an earlier result only -----------------------------------
 
 def test_bench_json_keeps_a_file_that_is_not_an_earlier_result(run, tmp_path):

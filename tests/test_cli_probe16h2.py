@@ -4,7 +4,6 @@ the error named that file; a command that failed left for good the empty folder 
 had made inside one (train --run-dir/--out, data offline --out, bench --json)."""
 
 import os
-import shutil
 import subprocess
 import sys
 
@@ -16,16 +15,12 @@ SEALED = "is append-only (chattr +a): a folder made there could not be removed a
 
 
 @pytest.fixture
-def append_only(tmp_path):
-    """An empty append-only folder, made removable again after."""
+def append_only(tmp_path, chattr):
+    """An empty append-only folder."""
     d = tmp_path / "ao"
     d.mkdir()
-    if shutil.which("chattr") is None or subprocess.run(
-            ["chattr", "+a", d], capture_output=True).returncode:
-        pytest.skip("chattr +a is not supported here (root, and a file system with "
-                    "flags)")
-    yield d
-    subprocess.run(["chattr", "-a", d], check=True)
+    chattr(d, "a")
+    return d
 
 
 def test_text8_is_not_downloaded_into_an_append_only_cache(append_only):
