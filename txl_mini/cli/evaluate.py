@@ -38,7 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     add = p.add_argument
     add("--corpus", choices=CORPORA, help="default: the training corpus (the book's "
         "checkpoints: theirs by name, cue or names)")
-    add("--path", help="corpus file (default: the one the run trained on)")
+    add("--path", help="corpus file (default: the one the run trained on; with "
+        "--corpus, that corpus as it comes: offline is the generated one)")
     add("--split", default="valid", choices=["valid", "test"],
         help="which 5%% of the corpus (text8: the standard 5M characters)")
     add("--chars", type=int, default=200_000, help="evaluate on the first N characters")
