@@ -6,10 +6,10 @@ missing, every level of it recorded, so that a run refused later removes them al
 from __future__ import annotations
 
 import os
-import stat
 
 from ..files import TEMP_SUFFIX, name_too_long, no_folder_at
 from .folders import check_writable, is_loop, not_a_folder, sealed
+from .kinds import not_regular
 from .options import UsageError
 from .outputs import (
     check_output,
@@ -154,26 +154,6 @@ def writable_folder(folder: str, opt: str, created: list) -> None:
         raise UsageError(f"{opt}: cannot write to {folder}: {e.strerror or e}"
                          ) from None
     check_writable(folder, opt)
-
-
-KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
-         (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-         (stat.S_ISSOCK, "a socket"))
-
-
-def not_regular(path: str) -> str | None:
-    """What `path` is if it is there but neither a regular file nor a link to one
-    ('a FIFO (named pipe)', 'a symbolic link to /dev/zero, a character device');
-    None if it is one, or is not there (a link to nothing or a loop included)."""
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return None
-    if stat.S_ISREG(mode):
-        return None
-    kind = next((k for test, k in KINDS if test(mode)), "not a regular file")
-    return (f"a symbolic link to {os.readlink(path)}, {kind}" if os.path.islink(path)
-            else kind)
 
 
 def refuse_special(folder: str, names: tuple) -> None:
