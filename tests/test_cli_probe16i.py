@@ -49,3 +49,57 @@ def test_train_out_standard_output(tmp_path, text, over):
     assert res.returncode == 2, res.stderr
     assert res.stderr == f"{PROG} train: error: --out /dev/stdout {NOT_REGULAR}"
     assert not os.path.exists(tmp_path / "r")
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """A finished tiny run on w.txt; (its folder, the text it recorded)."""
+    from cli_text import words
+
+    tmp = tmp_path_factory.mktemp("rec")
+    path = tmp / "w.txt"
+    path.write_text(words(2000))
+    res = txl("train", *tiny(str(path), tmp / "f"))
+    assert res.returncode == 0, res.stderr
+    return tmp / "f", path
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dir", "zero"])
+def test_the_recorded_text_now_no_regular_file(trained, kind):
+    """evaluate was 'cannot read X: not a regular file', exit 1; --resume of a
+    finished run said nothing to do, of another blamed a --path never given."""
+    run, path = trained
+    saved = path.read_bytes()
+    path.unlink()
+    {"fifo": os.mkfifo, "dir": os.mkdir,
+     "zero": lambda p: os.symlink("/dev/zero", p)}[kind](path)
+    try:
+        ev = txl("evaluate", run, "--chars", "300")
+        resumed = txl("train", "--resume", run, "--quiet")
+    finally:
+        os.rmdir(path) if kind == "dir" else path.unlink()
+        path.write_bytes(saved)
+    what = {"fifo": "a FIFO (named pipe)", "dir": "a directory",
+            "zero": "a symbolic link to /dev/zero, a character device"}[kind]
+    assert ev.returncode == 2, ev.stderr
+    assert ev.stderr == (f"{PROG} evaluate: error: {path}, the text {run}/best.pt was "
+                         f"trained on, is {what}, not a regular file; give it (or "
+                         "another text) with --path FILE\n")
+    assert resumed.returncode == 2, resumed.stderr
+    assert resumed.stderr == (f"{PROG} train: error: {path}, the text {run} trained "
+                              f"on, is {what}, not a regular file; give it with "
+                              f"--resume {run} --path FILE\n")
+
+
+@pytest.mark.parametrize("name", ["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"])
+def test_train_refuses_standard_input_as_its_recorded_text(tmp_path, text, name):
+    """`train --path /dev/stdin < text` trained and recorded '/dev/stdin', which
+    every evaluate and --resume after it could not find."""
+    with open(text) as f:
+        res = txl("train", *tiny(name, tmp_path / "r"), stdin=f)
+    assert res.returncode == 2, res.stderr
+    assert res.stderr == (f"{PROG} train: error: --path {name} is this process's own "
+                          "name for its input, which no later evaluate or --resume "
+                          "can read again (config.json records it); give the text "
+                          "as a file name\n")
+    assert not os.path.exists(tmp_path / "r")

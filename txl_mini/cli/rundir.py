@@ -28,6 +28,7 @@ from .paths import (
     refuse_long,
     refuse_special,
     refuse_text_as_out,
+    same_file,
     writable_folder,
 )
 from .stop import held
@@ -68,6 +69,15 @@ def recorded_out(args) -> str | None:
     (absolute, a moved or copied run wrote it into the old folder, and --overwrite
     took it for someone's file), else absolute. Old absolute records read as ever."""
     return _in(args.run_dir, args.out) or args.out
+
+
+def refuse_folder_out(out: str, d: str) -> None:
+    """The --out config.json records, a folder now: one line, not the advice for a
+    --out the user gave ('give a file name like OUT/model.pt')."""
+    if os.path.isdir(out) and not same_file(out, d):  # d itself: check_out says so
+        raise UsageError(f"{out}, the --out {os.path.join(d, 'config.json')} "
+                         f"records, is a directory now; move it away, and --resume "
+                         f"{d} writes the model there")
 
 
 def prepare_run_dir(args, created: list, locks: list, named: str = "--run-dir"):
