@@ -7,7 +7,7 @@ text a checkpoint recorded, now a FIFO, failed at run time (exit 1); train --pat
 import os
 
 import pytest
-from test_cli_faults import ENV, tiny, txl  # noqa: F401
+from test_cli_faults import ENV, py, tiny, txl  # noqa: F401
 
 PROG = "python -m txl_mini"
 NOT_REGULAR = "is not a regular file (a device, FIFO or socket); give a file name\n"
@@ -103,3 +103,19 @@ def test_train_refuses_standard_input_as_its_recorded_text(tmp_path, text, name)
                           "can read again (config.json records it); give the text "
                           "as a file name\n")
     assert not os.path.exists(tmp_path / "r")
+
+
+def test_a_run_folder_moved_while_it_trains(tmp_path, text):
+    """`mv r r2` mid-run ended 'r/metrics.jsonl: No such file or directory; no
+    checkpoint was written yet', though r2/last.pt was there."""
+    move = ("import os, sys; from txl_mini.cli.train import main; "
+            "sys.exit(main(sys.argv[1:], on_step=lambda s: s == 2 and "
+            "os.rename('r', 'r2')))")
+    res = py("-c", move, *tiny(text, "r", steps=6), "--save-every", "2",
+             "--log-every", "1", cwd=tmp_path)
+    assert res.returncode == 1, res.stderr
+    assert res.stderr.endswith(f"{PROG} train: error: r/metrics.jsonl: No such file "
+                               "or directory; the run folder r went away while it "
+                               "trained (moved or removed?); its checkpoints, if any, "
+                               "went with it\n"), res.stderr
+    assert (tmp_path / "r2" / "last.pt").is_file()
