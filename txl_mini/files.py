@@ -106,8 +106,11 @@ def write_target(path: PathLike) -> Path:
 
     Renaming over the link itself would turn it into a plain file and leave the file
     it points to stale; the command-line checks (cli/options.py) resolve the same way.
+    A /proc magic link (/dev/stdout to a pipe) stands for itself: realpath gives
+    /proc/PID/fd/pipe:[N], which is not there, and it would be taken as a new file.
     """
-    return Path(os.path.realpath(path))
+    real = os.path.realpath(path)
+    return Path(path if os.path.exists(path) and not os.path.exists(real) else real)
 
 
 def name_too_long(path: PathLike) -> str | None:

@@ -26,8 +26,9 @@ from ..checkpoint import (
 from ..config import ModelConfig
 from ..corpus import BOOK_CORPORA
 from ..model import TransformerXL, VanillaTransformer
+from .kinds import not_regular
 from .options import UsageError, pick_device, set_threads
-from .paths import expand, not_regular, refuse_dangling, refuse_loop
+from .paths import expand, refuse_dangling, refuse_loop
 from .saved import run_checkpoint
 from .settings import MAX_DISTANCE
 

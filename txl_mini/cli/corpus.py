@@ -19,7 +19,7 @@ from ..text8 import CacheError, DataError
 from . import plural
 from .options import UsageError, rank_zero
 from .outputs import check_cache_env, check_download_folder
-from .paths import refuse_directory, refuse_missing
+from .paths import refuse_directory, refuse_fd_path, refuse_missing, refuse_recorded
 
 # how text8's messages name load_text8's arguments -> the options that set them
 OPTION_NAMES = {"path=...": "--path", "cache_dir=...": "--cache-dir"}
@@ -154,6 +154,7 @@ def check_corpus_options(args, given: bool) -> None:
     alone: with another corpus, or a file, it would be ignored, so it is refused.
     text8's cache folder, set in the environment, is checked here, before a run
     folder is made."""
+    refuse_fd_path(args.path)  # /dev/stdin: gone once this process is
     if args.corpus == "text8":
         check_cache_env()
         if args.path is None:  # a download into it, unless text8.zip is there
@@ -208,11 +209,10 @@ def load_corpus(args, cfg, prog: str, trained: dict | None = None):
 
 
 def check_recorded(corpus: str, path: str, meta: dict, ckpt: str) -> None:
-    """The text a checkpoint recorded (evaluate without --path): still there, and
-    still the text it was trained on (the sha1 of its training split)."""
-    if not os.path.exists(path):
-        raise UsageError(f"{path}, the text {ckpt} was trained on, is gone; give it "
-                         "(or another text) with --path FILE")
+    """The text a checkpoint recorded (evaluate without --path): still there, a
+    regular file, and still the text it was trained on (its training split's sha1)."""
+    refuse_recorded(path, f"the text {ckpt} was trained on",
+                    "(or another text) with --path FILE")
     want = meta.get("corpus_sha1")
     if corpus != "offline" or not isinstance(want, str):  # text8 checks its own
         return

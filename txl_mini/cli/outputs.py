@@ -17,6 +17,7 @@ from ..files import ANY, atomic_path, name_too_long, snapshot, write_target
 from ..text8 import default_cache_dir
 from .errors import UsageError
 from .folders import append_only, cannot_make, check_writable, sealed
+from .kinds import not_regular
 
 
 def check_output(path: str, opt: str) -> str:
@@ -34,9 +35,6 @@ def check_output(path: str, opt: str) -> str:
     if os.path.isdir(real):
         raise UsageError(f"{opt} {path} is a directory; give a file name")
     refuse_folder_name(path, opt)
-    if os.path.exists(real) and not os.path.isfile(real):
-        raise UsageError(f"{opt} {path} is not a regular file (a device, FIFO or "
-                         "socket); give a file name")
     if why := name_too_long(real):
         raise UsageError(f"{opt} {path}: {why}; give a shorter one")
     CHECKED[os.path.abspath(path)] = snapshot(real)
@@ -54,11 +52,16 @@ def as_checked(path: str):
 def refuse_stdout(path: str | None, opt: str, what: str = "file") -> None:
     """`opt -` refused: it wrote a `what` (file, folder) named '-' silently, where
     standard output may be meant, which holds the command's report (the two would
-    mix)."""
+    mix). A file that is there and not a regular one (/dev/stdout, a FIFO) too."""
     if path == "-":
         raise UsageError(f"{opt} - would be a {what} named '-', not standard output "
                          f"(the report goes there); give a {what} name (./- for that "
                          "one)")
+    if what == "file" and path and not os.path.isdir(path) and not_regular(path):
+        # /dev/stdout, /dev/fd/63 (>(cat)): a pipe, as kinds.not_regular sees it,
+        # where write_target's realpath gave a /proc/PID/fd/pipe:[N] not there
+        raise UsageError(f"{opt} {path} is not a regular file (a device, FIFO or "
+                         "socket); give a file name")
 
 
 def refuse_folder_name(path: str | None, opt: str) -> None:

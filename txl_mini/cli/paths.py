@@ -6,10 +6,11 @@ missing, every level of it recorded, so that a run refused later removes them al
 from __future__ import annotations
 
 import os
-import stat
+import re
 
 from ..files import TEMP_SUFFIX, name_too_long, no_folder_at
 from .folders import check_writable, is_loop, not_a_folder, sealed
+from .kinds import not_regular
 from .options import UsageError
 from .outputs import (
     check_output,
@@ -133,6 +134,39 @@ def refuse_missing(path: str | None, where: str | None = None) -> None:
                              "text file")
 
 
+def refuse_recorded(path: str, who: str, give: str) -> None:
+    """The text a run recorded (evaluate, train --resume, no --path): gone, or no
+    regular file now (a FIFO, a folder, a link to a device), said as the recorded
+    text (`who`), not as a --path the user never gave, with how to `give` another.
+    A FIFO read blocked, a folder failed: 'cannot read ...', exit 1."""
+    what = ("gone" if not os.path.exists(path) else
+            f"{kind}, not a regular file" if (kind := not_regular(path)) else None)
+    if what:
+        raise UsageError(f"{path}, {who}, is {what}; give it {give}")
+
+
+# this process's own names for a file it has open (/dev/stdin, /dev/fd/3, ...)
+FD_NAME = re.compile(r"/dev/(std(in|out|err)|fd/\d+)|/proc/(self|thread-self|\d+)"
+                     r"(/task/\d+)?/fd/\d+")
+
+
+def refuse_fd_path(path: str | None) -> None:
+    """train --path /dev/stdin (< text), /dev/fd/N, /proc/self/fd/N, or a link to
+    one: a name only this process has for its text, recorded in config.json, where
+    every evaluate and --resume after it failed to find the text: exit 2."""
+    step = path and os.path.abspath(path)
+    for _ in range(40):  # a link's chain, up to the kernel's own limit
+        if not step or FD_NAME.fullmatch(step):
+            break
+        step = (os.path.normpath(os.path.join(os.path.dirname(step),
+                                              os.readlink(step)))
+                if os.path.islink(step) else None)
+    if step and FD_NAME.fullmatch(step):
+        raise UsageError(f"--path {path} is this process's own name for its input, "
+                         "which no later evaluate or --resume can read again "
+                         "(config.json records it); give the text as a file name")
+
+
 def writable_folder(folder: str, opt: str, created: list) -> None:
     """`folder`, made if missing (each level made appended to `created`, outermost
     first), and writable by us."""
@@ -154,26 +188,6 @@ def writable_folder(folder: str, opt: str, created: list) -> None:
         raise UsageError(f"{opt}: cannot write to {folder}: {e.strerror or e}"
                          ) from None
     check_writable(folder, opt)
-
-
-KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
-         (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-         (stat.S_ISSOCK, "a socket"))
-
-
-def not_regular(path: str) -> str | None:
-    """What `path` is if it is there but neither a regular file nor a link to one
-    ('a FIFO (named pipe)', 'a symbolic link to /dev/zero, a character device');
-    None if it is one, or is not there (a link to nothing or a loop included)."""
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return None
-    if stat.S_ISREG(mode):
-        return None
-    kind = next((k for test, k in KINDS if test(mode)), "not a regular file")
-    return (f"a symbolic link to {os.readlink(path)}, {kind}" if os.path.islink(path)
-            else kind)
 
 
 def refuse_special(folder: str, names: tuple) -> None:

@@ -26,8 +26,14 @@ from .checkpoints import check_meta, check_state, read_input
 from .ddp import check_world
 from .options import UsageError, flag
 from .outputs import naming
-from .paths import check_out, refuse_loop, refuse_special, same_file, writable_folder
-from .rundir import OWN, remove_created
+from .paths import (
+    check_out,
+    refuse_loop,
+    refuse_recorded,
+    refuse_special,
+    writable_folder,
+)
+from .rundir import OWN, refuse_folder_out, remove_created
 from .saved import refuse_lost
 
 # the only options a resumed run may change; --path only to the same text (its sha1
@@ -86,19 +92,10 @@ def restore_options(args, argv, parser: argparse.ArgumentParser, check) -> dict:
     if args.out:  # in DIR, recorded by its name there (rundir.recorded_out)
         args.out = os.path.join(args.resume, args.out)
         refuse_folder_out(args.out, args.resume)
-    if "path" not in given and args.path and not os.path.exists(args.path):
-        raise UsageError(f"{args.path}, the text {args.resume} trained on, is gone; "
-                         f"give it with --resume {args.resume} --path FILE")
+    if "path" not in given and args.path:  # gone, a FIFO now...
+        refuse_recorded(args.path, f"the text {args.resume} trained on",
+                        f"with --resume {args.resume} --path FILE")
     return config
-
-
-def refuse_folder_out(out: str, d: str) -> None:
-    """The --out config.json records, a folder now: one line, not the advice for a
-    --out the user gave ('give a file name like OUT/model.pt')."""
-    if os.path.isdir(out) and not same_file(out, d):  # d itself: check_out says so
-        raise UsageError(f"{out}, the --out {os.path.join(d, 'config.json')} "
-                         f"records, is a directory now; move it away, and --resume "
-                         f"{d} writes the model there")
 
 
 def check_types(parser: argparse.ArgumentParser, saved: dict, where: str,

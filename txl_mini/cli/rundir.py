@@ -28,6 +28,7 @@ from .paths import (
     refuse_long,
     refuse_special,
     refuse_text_as_out,
+    same_file,
     writable_folder,
 )
 from .stop import held
@@ -70,6 +71,15 @@ def recorded_out(args) -> str | None:
     return _in(args.run_dir, args.out) or args.out
 
 
+def refuse_folder_out(out: str, d: str) -> None:
+    """The --out config.json records, a folder now: one line, not the advice for a
+    --out the user gave ('give a file name like OUT/model.pt')."""
+    if os.path.isdir(out) and not same_file(out, d):  # d itself: check_out says so
+        raise UsageError(f"{out}, the --out {os.path.join(d, 'config.json')} "
+                         f"records, is a directory now; move it away, and --resume "
+                         f"{d} writes the model there")
+
+
 def prepare_run_dir(args, created: list, locks: list, named: str = "--run-dir"):
     """Validate (and create) the run directory and --out before any training; lock it.
 
@@ -92,6 +102,8 @@ def prepare_run_dir(args, created: list, locks: list, named: str = "--run-dir"):
         check_writable(d, "--resume")
     with held():  # a signal waits until the lock is in `locks`, where tidying looks
         locks.append(RunLock(d))
+    LOCKED.clear()  # one run a process; tests call main() again in theirs
+    LOCKED[os.path.abspath(d)] = _identity(d)
     for name in FILES:  # what atomic writes killed mid-way left here
         remove_stale_temps(os.path.join(d, name))
 
@@ -148,8 +160,23 @@ def after_nan(d: str) -> str:
             "--overwrite")  # best.pt perhaps (--eval-every < --save-every)
 
 
+LOCKED: dict = {}  # each run folder this process locked: its (device, inode)
+
+
+def _identity(d: str):
+    try:
+        st = os.stat(d)
+    except OSError:  # gone
+        return None
+    return st.st_dev, st.st_ino
+
+
 def not_yet(d) -> str:
-    """A run without last.pt: what it has written, best.pt perhaps."""
+    """A run without last.pt: what it has written, best.pt perhaps. A run folder
+    moved or removed while we ran (`mv run run2`) may hold some: not 'none yet'."""
+    if d and LOCKED.get(os.path.abspath(d), _identity(d)) != _identity(d):
+        return (f"the run folder {d} went away while it trained (moved or "
+                "removed?); its checkpoints, if any, went with it")
     best = os.path.join(d or "", "best.pt")  # the best weights, no training state
     return (f"no last.pt was written yet, only {best}" if d and os.path.isfile(best)
             else "no checkpoint was written yet")
@@ -160,6 +187,7 @@ def remove_created(created: list) -> None:
     for d in reversed(created):
         try:
             os.rmdir(d)  # only if still empty
+            LOCKED.pop(os.path.abspath(d), None)  # gone, but not 'went away'
         except OSError:
             pass
 
