@@ -9,6 +9,7 @@ import sys
 
 import pytest
 import torch
+from cli_text import words
 from test_cli_faults import ENV, one_line, tiny
 
 # conftest.py hides the GPU from the rest of the suite; these commands get it back
@@ -62,8 +63,12 @@ def test_a_paused_run_resumes_bitwise_on_cuda(tmp_path, text, precision):
         assert res.returncode == 0 and res.stdout.strip(), res.stderr
 
 
-def test_out_of_memory_on_the_gpu_is_one_line(tmp_path, text):
-    """Another process holds all but 2 GiB: train's first steps run out of memory."""
+def test_out_of_memory_on_the_gpu_is_one_line(tmp_path):
+    """Another process holds all but 2 GiB: train's first steps run out of memory.
+    Its own corpus: 1,024 streams need more than 64 training characters each, which
+    the shared 2,000-character one has not (refused as bad input, exit 2)."""
+    text = tmp_path / "corpus.txt"
+    text.write_text(words(90_000))  # 81,000 training characters: 1,024 streams of 79
     hog = subprocess.Popen([sys.executable, "-c", (
         "import sys, time, torch; free, _ = torch.cuda.mem_get_info();"
         "x = torch.empty(free - 2 * 2**30, dtype=torch.uint8, device='cuda');"
@@ -72,7 +77,7 @@ def test_out_of_memory_on_the_gpu_is_one_line(tmp_path, text):
     try:
         assert hog.stdout.readline().strip() == "held"
         res = txl("train", "--preset", "book", "--corpus", "offline", "--path", text,
-                  "--steps", "4", "--warmup", "1", "--quiet", "--batch-size", "512",
+                  "--steps", "4", "--warmup", "1", "--quiet", "--batch-size", "1024",
                   "--run-dir", tmp_path / "r", "--device", "cuda")
     finally:
         hog.kill()
