@@ -229,7 +229,8 @@ def test_readme_has_the_two_commands():
     # the test run checks the notebooks on "another CPU": PyTorch's generic
     # kernels (README)
     assert README_COMMANDS["test"] == (
-        f"{SETUP} && ruff check . && ATEN_CPU_CAPABILITY=default pytest")
+        f"{SETUP} && ruff check . && ATEN_CPU_CAPABILITY=default pytest -n 2 "
+        "--dist loadscope")
     for cmd in README_COMMANDS.values():
         shlex.split(cmd)  # well-formed shell words
 
