@@ -27,7 +27,7 @@ from .curves import plot_curves
 from .ddp import any_rank, rank_world, rng_state, set_rng_state
 from .metrics import append_metrics, read_metrics
 from .outputs import as_checked, naming
-from .rundir import after_nan
+from .rundir import after_nan, in_run_dir
 from .saved import note_saved
 from .stop import Stop, exit_code
 
@@ -111,7 +111,7 @@ class Run:
             extra = {"step": self.step, "pos": self.pos,
                      "best": _finite_or_none(self.best),
                      "val_pending": self.val_pending, "ranks": ranks}
-        path = os.path.join(self.dir, name)
+        path = in_run_dir(self.dir, name)  # still the folder we locked
         with naming(path):  # a full disk can surface in close(), which names no file
             save_checkpoint(path, self.model, self.meta(),
                             optimizer=self.opt if with_state else None, extra=extra)

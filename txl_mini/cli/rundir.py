@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import errno
 import importlib.util
 import json
 import os
@@ -171,10 +172,26 @@ def _identity(d: str):
     return st.st_dev, st.st_ino
 
 
+def _went_away(d) -> bool:
+    """The run folder this process locked is gone from its name, or another one."""
+    return bool(d) and LOCKED.get(os.path.abspath(d), _identity(d)) != _identity(d)
+
+
+def in_run_dir(d: str, name: str) -> str:
+    """`d/name`, for a checkpoint about to be written: FileNotFoundError (as a
+    metrics line gets) if the run folder went away (`mv run run2` mid-run). Else
+    save_checkpoint, which makes its folder for the library's users, made `run`
+    again, and the run ended there, exit 0, with no config.json to resume it."""
+    path = os.path.join(d, name)
+    if _went_away(d):
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
+    return path
+
+
 def not_yet(d) -> str:
     """A run without last.pt: what it has written, best.pt perhaps. A run folder
     moved or removed while we ran (`mv run run2`) may hold some: not 'none yet'."""
-    if d and LOCKED.get(os.path.abspath(d), _identity(d)) != _identity(d):
+    if _went_away(d):
         return (f"the run folder {d} went away while it trained (moved or "
                 "removed?); its checkpoints, if any, went with it")
     best = os.path.join(d or "", "best.pt")  # the best weights, no training state
