@@ -25,9 +25,9 @@ from ..model import TransformerXL, VanillaTransformer
 from ..train import NonFiniteLoss, TrainConfig, lr_at, train_step
 from .curves import plot_curves
 from .ddp import any_rank, rank_world, rng_state, set_rng_state
+from .leftover import after_nan, in_run_dir
 from .metrics import append_metrics, read_metrics
 from .outputs import as_checked, naming
-from .rundir import after_nan, in_run_dir
 from .saved import note_saved
 from .stop import Stop, exit_code
 

@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import errno
 import importlib.util
 import json
 import os
@@ -20,6 +19,7 @@ from ..files import TEMP_SUFFIX, remove_stale_temps
 from . import plural
 from .errors import printable
 from .folders import PROBE, check_writable
+from .leftover import LOCKED, identity
 from .lock import LOCK_NAME, RunLock
 from .metrics import trim_metrics
 from .options import UsageError
@@ -104,7 +104,7 @@ def prepare_run_dir(args, created: list, locks: list, named: str = "--run-dir"):
     with held():  # a signal waits until the lock is in `locks`, where tidying looks
         locks.append(RunLock(d))
     LOCKED.clear()  # one run a process; tests call main() again in theirs
-    LOCKED[os.path.abspath(d)] = _identity(d)
+    LOCKED[os.path.abspath(d)] = identity(d)
     for name in FILES:  # what atomic writes killed mid-way left here
         remove_stale_temps(os.path.join(d, name))
 
@@ -142,61 +142,6 @@ def clear_run_dir(d: str) -> None:
     for f in ((old,) if old else ()) + FILES:
         if os.path.exists(os.path.join(d, f)):
             os.remove(os.path.join(d, f))
-
-
-def kept(d) -> str:
-    """What a run that stopped abnormally leaves, and how to go on."""
-    path = os.path.join(d or "", "last.pt")
-    if d and os.path.isfile(path):
-        return f"{path}, the last checkpoint written, is kept (--resume {d})"
-    return not_yet(d) + (f" (--resume {d} starts it again)" if d and is_run_dir(d)
-                         else "")
-
-
-def after_nan(d: str) -> str:
-    """What a run stopped by a non-finite loss leaves, and how to go on."""
-    good = os.path.join(d, "last.pt")
-    return (f"last good checkpoint {good} kept" if os.path.exists(good) else
-            f"{not_yet(d)}; start over with other options and "
-            "--overwrite")  # best.pt perhaps (--eval-every < --save-every)
-
-
-LOCKED: dict = {}  # each run folder this process locked: its (device, inode)
-
-
-def _identity(d: str):
-    try:
-        st = os.stat(d)
-    except OSError:  # gone
-        return None
-    return st.st_dev, st.st_ino
-
-
-def _went_away(d) -> bool:
-    """The run folder this process locked is gone from its name, or another one."""
-    return bool(d) and LOCKED.get(os.path.abspath(d), _identity(d)) != _identity(d)
-
-
-def in_run_dir(d: str, name: str) -> str:
-    """`d/name`, for a checkpoint about to be written: FileNotFoundError (as a
-    metrics line gets) if the run folder went away (`mv run run2` mid-run). Else
-    save_checkpoint, which makes its folder for the library's users, made `run`
-    again, and the run ended there, exit 0, with no config.json to resume it."""
-    path = os.path.join(d, name)
-    if _went_away(d):
-        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
-    return path
-
-
-def not_yet(d) -> str:
-    """A run without last.pt: what it has written, best.pt perhaps. A run folder
-    moved or removed while we ran (`mv run run2`) may hold some: not 'none yet'."""
-    if _went_away(d):
-        return (f"the run folder {d} went away while it trained (moved or "
-                "removed?); its checkpoints, if any, went with it")
-    best = os.path.join(d or "", "best.pt")  # the best weights, no training state
-    return (f"no last.pt was written yet, only {best}" if d and os.path.isfile(best)
-            else "no checkpoint was written yet")
 
 
 def remove_created(created: list) -> None:
