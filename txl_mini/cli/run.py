@@ -17,7 +17,7 @@ import torch
 import torch.distributed as dist
 from tqdm import tqdm
 
-from ..checkpoint import build_model, save_checkpoint
+from ..checkpoint import ANY, build_model, save_checkpoint  # ANY: files.ANY
 from ..config import ModelConfig
 from ..data import batchify, segment_at
 from ..evaluate import EvaluationStopped, bits_per_char, evaluate_segments
@@ -27,7 +27,7 @@ from .curves import plot_curves
 from .ddp import any_rank, rank_world, rng_state, set_rng_state
 from .leftover import after_nan, in_run_dir
 from .metrics import append_metrics, read_metrics
-from .outputs import as_checked, naming
+from .outputs import naming
 from .saved import note_saved
 from .stop import Stop, exit_code
 
@@ -41,10 +41,10 @@ class Run:
 
     def __init__(self, args, cfg: ModelConfig, tc: TrainConfig, tokens: torch.Tensor,
                  valid: torch.Tensor, corpus: dict, device: torch.device,
-                 last: dict | None = None):
+                 last: dict | None = None, out_was=ANY):
         self.args, self.tc, self.corpus, self.device = args, tc, corpus, device
         self.rank, self.world = rank_world()
-        self.dir = args.run_dir
+        self.dir, self.out_was = args.run_dir, out_was  # --out as it was checked
         torch.manual_seed(tc.seed)  # the same initial weights on every rank
         model = (VanillaTransformer if args.vanilla else TransformerXL)(cfg).to(device)
         streams = batchify(tokens, tc.batch_size)  # (B, T): all streams, every rank
@@ -119,7 +119,7 @@ class Run:
             note_saved(self.dir, self.step)
         if out and self.args.out:  # at the run's end only: a stop in the last
             with naming(out := self.args.out):  # validation leaves it to resume
-                save_checkpoint(out, self.model, self.meta(), was=as_checked(out))
+                save_checkpoint(out, self.model, self.meta(), was=self.out_was)
 
     def stop(self, name: str) -> Stop:
         """Save last.pt (and the curves) and say how to continue."""

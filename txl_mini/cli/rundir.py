@@ -15,7 +15,7 @@ import os
 import sys
 from dataclasses import asdict
 
-from ..files import TEMP_SUFFIX, remove_stale_temps
+from ..files import ANY, TEMP_SUFFIX, remove_stale_temps, snapshot
 from . import plural
 from .errors import printable
 from .folders import PROBE, check_writable
@@ -88,12 +88,14 @@ def prepare_run_dir(args, created: list, locks: list, named: str = "--run-dir"):
     a run failing before it trains can remove them again (`remove_created`, release).
     Temporary files left by a killed run (kill -9 during a checkpoint write) are
     removed once the lock is held. `named`: how to name the run directory
-    (paths.choose_run_dir).
+    (paths.choose_run_dir). Returns what --out held when checked (files.snapshot;
+    ANY without --out): the run's end replaces only that (Run.save).
     """
     d = args.run_dir
     refuse_long(d, named, OWN)
     refuse_special(d, OWN)  # before anything opens one
     out = check_out(args.out, d, OWN) if args.out else None
+    out_was = snapshot(out) if out else ANY  # returned: a module's dict outlived runs
     refuse_text_as_out(args.out, args.path)
     if not args.resume:  # a resumed DIR is checked by the resume options
         _check_new(args, d, created, named)
@@ -107,6 +109,7 @@ def prepare_run_dir(args, created: list, locks: list, named: str = "--run-dir"):
     LOCKED[os.path.abspath(d)] = identity(d)
     for name in FILES:  # what atomic writes killed mid-way left here
         remove_stale_temps(os.path.join(d, name))
+    return out_was
 
 
 def _check_new(args, d: str, created: list, named: str) -> None:

@@ -155,10 +155,10 @@ def main(argv=None, on_step=None) -> int:
         check_memory(cfg, args.batch_size // world, M, True, device,
                      run_size=TRAIN_RUN_SIZE, model_size=MODEL_SIZE)
         named = choose_run_dir(args)  # "--run-dir", or what stands for it
-        refused = None
+        refused = out_was = None  # what --out held: rank 0's, which writes it
         if rank == 0:
             try:
-                rundir.prepare_run_dir(args, created, locks, named)
+                out_was = rundir.prepare_run_dir(args, created, locks, named)
             except UsageError as e:
                 refused = e
         if any_rank(refused is not None, device):  # all ranks stop together
@@ -175,7 +175,7 @@ def main(argv=None, on_step=None) -> int:
                          warmup=args.warmup, clip=args.clip, seed=args.seed)
         if args.overwrite and not args.resume and rank == 0:
             rundir.clear_run_dir(args.run_dir)
-        run = Run(args, cfg, tc, tokens, valid, corpus, device, last)
+        run = Run(args, cfg, tc, tokens, valid, corpus, device, last, out_was)
         if rank == 0:
             rundir.announce(args, run, corpus, tokens, device, world, saved)
         stop_flag: dict = {}
