@@ -122,13 +122,23 @@ def _interrupt_early(prog: str) -> None:
 
     def interrupted(signum, frame):
         try:
-            os.write(2, line)
+            if not _other_rank():  # torchrun's Ctrl-C reaches every rank: one line
+                os.write(2, line)
         except OSError:  # descriptor 2 closed: the status says it
             pass
         os._exit(130)
 
     interrupted.txl_mini_early = True  # cli.interrupt_once replaces it
     _signal.signal(_signal.SIGINT, interrupted)
+
+
+def _other_rank() -> bool:
+    """A process of torchrun's other than rank 0 (WORLD_SIZE and RANK set, as
+    cli.options.rank_zero reads them, without its imports): its stop line is rank
+    0's to print. A Ctrl-C or SIGTERM to torchrun reaches every rank, and each
+    printed the line before the command's own, rank-aware handling was in place."""
+    env = os.environ
+    return env.get("WORLD_SIZE", "1") != "1" and env.get("RANK", "0") != "0"
 
 
 _refuse_launch()  # before the imports below (typing's take a Ctrl-C's milliseconds)

@@ -10,7 +10,7 @@ import signal
 import sys
 from importlib import import_module
 
-from .. import _SUBCOMMANDS, _launched
+from .. import _SUBCOMMANDS, _launched, _other_rank
 from .. import _prog as prog_of  # the commands' name: 'python -m txl_mini train'
 from .bars import tqdm_refused
 from .errors import (
@@ -64,7 +64,8 @@ def main(argv=None) -> int:
             sys.stdout.flush()
     except KeyboardInterrupt as e:  # what a command does not handle itself: one line
         words, code, before = stopped(e)  # Ctrl-C, or SIGTERM (stop.Terminated)
-        print(f"{before}{prog}: {words}", file=sys.stderr)
+        if not _other_rank():  # under torchrun, rank 0 says it
+            print(f"{before}{prog}: {words}", file=sys.stderr)
         return code
     except BrokenPipeError:  # `... | head -1`: the reader has all it wanted
         for stream in (real, sys.stderr):  # no second error at Python's flush

@@ -21,6 +21,7 @@ from contextlib import nullcontext
 import torch
 
 from ..config import preset
+from ..files import ANY, snapshot
 from .bench_eval import (
     EVAL_LENS,
     SHAPES,
@@ -82,7 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def check_args(args, made: list) -> torch.device:
+def check_args(args, made: list) -> tuple[torch.device, object]:
+    """The device, and what --json held when checked (files.snapshot; ANY without
+    it): the write at the end replaces only that."""
     check_at_least(args, {"threads": 1, "batch": 1, "eval_batch": 1, "rounds": 1,
                           "steps": 1, "max_attn_len": min(EVAL_LENS),
                           "long_segments": 20})
@@ -91,9 +94,12 @@ def check_args(args, made: list) -> torch.device:
     args.batch = args.batch or (4 if args.quick else 16)  # a given one, also --quick's
     refuse_empty(("--json", args.json))  # else '' wrote no JSON, silently
     check_compile_cache()  # torch makes it as the first Adam is built
+    was = ANY
     if args.json:  # checked before minutes of benchmarking; a missing folder is made,
         # as train's --out's is (each level in `made`); a link's target's folder
-        folder = os.path.dirname(check_output(args.json, "--json"))
+        real = check_output(args.json, "--json")
+        was = snapshot(real)
+        folder = os.path.dirname(real)
         refuse_in_run(args.json, "--json", OWN)  # a run's last.pt, or its folder
         refuse_not_result(args.json, "--json")  # a model: replaced, exit 0
         writable_folder(folder, f"--json {args.json}", made)
@@ -107,7 +113,7 @@ def check_args(args, made: list) -> torch.device:
                          "compiler failed the training step (corrupt tensor shapes) or "
                          "crashed (segfault); drop --compile here")
     check_bench_memory(args, device)
-    return device
+    return device, was
 
 
 def check_bench_memory(args, device: torch.device) -> None:
@@ -135,8 +141,9 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     made: list[str] = []  # --json's folders made here: gone again if it is not written
     try:
-        result = run_bench(args, check_args(args, made))
-        failed = write_json(args.json, result) if args.json else None
+        device, was = check_args(args, made)
+        result = run_bench(args, device)
+        failed = write_json(args.json, result, was) if args.json else None
         print(format_report(result))  # after the JSON: `| head -1` closed the pipe
         # here, exit 141, before the JSON was written (minutes of benchmarks lost)
         return fail(PROG, failed, 1) if failed else 0

@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 import os
 
-from ..files import atomic_path
+from ..files import ANY, atomic_path
 from .errors import UsageError
-from .outputs import as_checked
 
 # keys every result of bench --json holds; a file without them is someone's
 BENCH_KEYS = {"device", "torch", "train", "eval", "memory_flatness"}
@@ -32,11 +31,12 @@ def refuse_not_result(path: str, opt: str) -> None:
                          "move it away")
 
 
-def write_json(path: str, result: dict) -> str | None:
+def write_json(path: str, result: dict, was=ANY) -> str | None:
     """bench --json: the results written to `path`, else why not (the caller says
-    it after its report). Their keys include BENCH_KEYS."""
+    it after its report). Their keys include BENCH_KEYS. `was`: what `path` held
+    when bench checked it (bench.check_args); another file there is left alone."""
     try:
-        with atomic_path(path, as_checked(path)) as tmp:  # never a half file
+        with atomic_path(path, was) as tmp:  # never a half file
             with open(tmp, "w", encoding="utf-8") as f:
                 json.dump(result, f, indent=1)
     except OSError as e:

@@ -106,9 +106,12 @@ def _refuse_replacing(args: argparse.Namespace, files: list, *contents) -> None:
         if args.overwrite or not os.path.isfile(target):
             continue
         size = want if isinstance(want, int) else len(want)  # ASCII: a byte a char
-        if os.path.getsize(target) != size or (
+        have = os.path.getsize(target)
+        if have != size or (
                 isinstance(want, str) and Path(target).read_bytes() != want.encode()):
-            raise UsageError(f"{opt} {path} already exists, with other contents; "
+            # an empty one (`touch`) has no 'other contents': the refusal says which
+            what = " (an empty file)" if have == 0 else ", with other contents"
+            raise UsageError(f"{opt} {path} already exists{what}; "
                              "pass --overwrite to replace it")
 
 

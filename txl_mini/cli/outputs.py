@@ -13,7 +13,7 @@ import re
 import tempfile
 from contextlib import contextmanager
 
-from ..files import ANY, atomic_path, name_too_long, snapshot, write_target
+from ..files import atomic_path, name_too_long, write_target
 from ..text8 import default_cache_dir
 from .errors import UsageError
 from .folders import append_only, cannot_make, check_writable, sealed
@@ -26,8 +26,9 @@ def check_output(path: str, opt: str) -> str:
     file). A symlink stands for its target, which is written (files.write_target).
     A name too long for the file system is refused too: the write said so only at
     its end (train's --out after the whole run, bench --json after every benchmark).
-    Returns the resolved path, to compare with the command's other files. What is
-    there now is recorded: the write at the end replaces only that (as_checked)."""
+    Returns the resolved path, to compare with the command's other files; the
+    caller takes what is there now (files.snapshot) to its write at the end, which
+    replaces only that."""
     refuse_stdout(path, opt)
     real = str(write_target(path))
     if os.path.islink(real):  # realpath stops at a loop; renamed over, the link goes
@@ -37,16 +38,7 @@ def check_output(path: str, opt: str) -> str:
     refuse_folder_name(path, opt)
     if why := name_too_long(real):
         raise UsageError(f"{opt} {path}: {why}; give a shorter one")
-    CHECKED[os.path.abspath(path)] = snapshot(real)
     return real
-
-
-CHECKED: dict = {}  # each output file (absolute) as check_output found it
-
-
-def as_checked(path: str):
-    """atomic_path's `was` for `path`: what check_output found there, else ANY."""
-    return CHECKED.get(os.path.abspath(path), ANY)
 
 
 def refuse_stdout(path: str | None, opt: str, what: str = "file") -> None:

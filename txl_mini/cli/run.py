@@ -17,7 +17,7 @@ import torch
 import torch.distributed as dist
 from tqdm import tqdm
 
-from ..checkpoint import build_model, save_checkpoint
+from ..checkpoint import ANY, build_model, save_checkpoint  # ANY: files.ANY
 from ..config import ModelConfig
 from ..data import batchify, segment_at
 from ..evaluate import EvaluationStopped, bits_per_char, evaluate_segments
@@ -25,9 +25,9 @@ from ..model import TransformerXL, VanillaTransformer
 from ..train import NonFiniteLoss, TrainConfig, lr_at, train_step
 from .curves import plot_curves
 from .ddp import any_rank, rank_world, rng_state, set_rng_state
+from .leftover import after_nan, in_run_dir
 from .metrics import append_metrics, read_metrics
-from .outputs import as_checked, naming
-from .rundir import after_nan
+from .outputs import naming
 from .saved import note_saved
 from .stop import Stop, exit_code
 
@@ -41,10 +41,10 @@ class Run:
 
     def __init__(self, args, cfg: ModelConfig, tc: TrainConfig, tokens: torch.Tensor,
                  valid: torch.Tensor, corpus: dict, device: torch.device,
-                 last: dict | None = None):
+                 last: dict | None = None, out_was=ANY):
         self.args, self.tc, self.corpus, self.device = args, tc, corpus, device
         self.rank, self.world = rank_world()
-        self.dir = args.run_dir
+        self.dir, self.out_was = args.run_dir, out_was  # --out as it was checked
         torch.manual_seed(tc.seed)  # the same initial weights on every rank
         model = (VanillaTransformer if args.vanilla else TransformerXL)(cfg).to(device)
         streams = batchify(tokens, tc.batch_size)  # (B, T): all streams, every rank
@@ -111,7 +111,7 @@ class Run:
             extra = {"step": self.step, "pos": self.pos,
                      "best": _finite_or_none(self.best),
                      "val_pending": self.val_pending, "ranks": ranks}
-        path = os.path.join(self.dir, name)
+        path = in_run_dir(self.dir, name)  # still the folder we locked
         with naming(path):  # a full disk can surface in close(), which names no file
             save_checkpoint(path, self.model, self.meta(),
                             optimizer=self.opt if with_state else None, extra=extra)
@@ -119,7 +119,7 @@ class Run:
             note_saved(self.dir, self.step)
         if out and self.args.out:  # at the run's end only: a stop in the last
             with naming(out := self.args.out):  # validation leaves it to resume
-                save_checkpoint(out, self.model, self.meta(), was=as_checked(out))
+                save_checkpoint(out, self.model, self.meta(), was=self.out_was)
 
     def stop(self, name: str) -> Stop:
         """Save last.pt (and the curves) and say how to continue."""

@@ -15,10 +15,11 @@ import os
 import sys
 from dataclasses import asdict
 
-from ..files import TEMP_SUFFIX, remove_stale_temps
+from ..files import ANY, TEMP_SUFFIX, remove_stale_temps, snapshot
 from . import plural
 from .errors import printable
 from .folders import PROBE, check_writable
+from .leftover import LOCKED, identity
 from .lock import LOCK_NAME, RunLock
 from .metrics import trim_metrics
 from .options import UsageError
@@ -87,12 +88,14 @@ def prepare_run_dir(args, created: list, locks: list, named: str = "--run-dir"):
     a run failing before it trains can remove them again (`remove_created`, release).
     Temporary files left by a killed run (kill -9 during a checkpoint write) are
     removed once the lock is held. `named`: how to name the run directory
-    (paths.choose_run_dir).
+    (paths.choose_run_dir). Returns what --out held when checked (files.snapshot;
+    ANY without --out): the run's end replaces only that (Run.save).
     """
     d = args.run_dir
     refuse_long(d, named, OWN)
     refuse_special(d, OWN)  # before anything opens one
     out = check_out(args.out, d, OWN) if args.out else None
+    out_was = snapshot(out) if out else ANY  # returned: a module's dict outlived runs
     refuse_text_as_out(args.out, args.path)
     if not args.resume:  # a resumed DIR is checked by the resume options
         _check_new(args, d, created, named)
@@ -103,9 +106,10 @@ def prepare_run_dir(args, created: list, locks: list, named: str = "--run-dir"):
     with held():  # a signal waits until the lock is in `locks`, where tidying looks
         locks.append(RunLock(d))
     LOCKED.clear()  # one run a process; tests call main() again in theirs
-    LOCKED[os.path.abspath(d)] = _identity(d)
+    LOCKED[os.path.abspath(d)] = identity(d)
     for name in FILES:  # what atomic writes killed mid-way left here
         remove_stale_temps(os.path.join(d, name))
+    return out_was
 
 
 def _check_new(args, d: str, created: list, named: str) -> None:
@@ -141,45 +145,6 @@ def clear_run_dir(d: str) -> None:
     for f in ((old,) if old else ()) + FILES:
         if os.path.exists(os.path.join(d, f)):
             os.remove(os.path.join(d, f))
-
-
-def kept(d) -> str:
-    """What a run that stopped abnormally leaves, and how to go on."""
-    path = os.path.join(d or "", "last.pt")
-    if d and os.path.isfile(path):
-        return f"{path}, the last checkpoint written, is kept (--resume {d})"
-    return not_yet(d) + (f" (--resume {d} starts it again)" if d and is_run_dir(d)
-                         else "")
-
-
-def after_nan(d: str) -> str:
-    """What a run stopped by a non-finite loss leaves, and how to go on."""
-    good = os.path.join(d, "last.pt")
-    return (f"last good checkpoint {good} kept" if os.path.exists(good) else
-            f"{not_yet(d)}; start over with other options and "
-            "--overwrite")  # best.pt perhaps (--eval-every < --save-every)
-
-
-LOCKED: dict = {}  # each run folder this process locked: its (device, inode)
-
-
-def _identity(d: str):
-    try:
-        st = os.stat(d)
-    except OSError:  # gone
-        return None
-    return st.st_dev, st.st_ino
-
-
-def not_yet(d) -> str:
-    """A run without last.pt: what it has written, best.pt perhaps. A run folder
-    moved or removed while we ran (`mv run run2`) may hold some: not 'none yet'."""
-    if d and LOCKED.get(os.path.abspath(d), _identity(d)) != _identity(d):
-        return (f"the run folder {d} went away while it trained (moved or "
-                "removed?); its checkpoints, if any, went with it")
-    best = os.path.join(d or "", "best.pt")  # the best weights, no training state
-    return (f"no last.pt was written yet, only {best}" if d and os.path.isfile(best)
-            else "no checkpoint was written yet")
 
 
 def remove_created(created: list) -> None:

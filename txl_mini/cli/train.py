@@ -19,7 +19,7 @@ from ..config import PRESETS
 from ..data import CORPORA, MAX_OFFLINE_CHARS, OFFLINE_CHARS
 from ..text8 import DataError
 from ..train import TrainConfig
-from . import errors, rundir, stop
+from . import errors, leftover, rundir, stop
 from .corpus import check_corpus_options, load_corpus
 from .ddp import any_rank, init_group, local_rank, rank_world, use_gpu, world_size
 from .errors import MODEL_SIZE, TRAIN_RUN_SIZE, drop_compile_times, oom_words, starved
@@ -155,10 +155,10 @@ def main(argv=None, on_step=None) -> int:
         check_memory(cfg, args.batch_size // world, M, True, device,
                      run_size=TRAIN_RUN_SIZE, model_size=MODEL_SIZE)
         named = choose_run_dir(args)  # "--run-dir", or what stands for it
-        refused = None
+        refused = out_was = None  # what --out held: rank 0's, which writes it
         if rank == 0:
             try:
-                rundir.prepare_run_dir(args, created, locks, named)
+                out_was = rundir.prepare_run_dir(args, created, locks, named)
             except UsageError as e:
                 refused = e
         if any_rank(refused is not None, device):  # all ranks stop together
@@ -175,7 +175,7 @@ def main(argv=None, on_step=None) -> int:
                          warmup=args.warmup, clip=args.clip, seed=args.seed)
         if args.overwrite and not args.resume and rank == 0:
             rundir.clear_run_dir(args.run_dir)
-        run = Run(args, cfg, tc, tokens, valid, corpus, device, last)
+        run = Run(args, cfg, tc, tokens, valid, corpus, device, last, out_was)
         if rank == 0:
             rundir.announce(args, run, corpus, tokens, device, world, saved)
         stop_flag: dict = {}
@@ -189,7 +189,7 @@ def main(argv=None, on_step=None) -> int:
             if starved(e):  # last.pt is as its last save left it (atomic)
                 drop_compile_times()
                 raise RunError(oom_words("train", f" after step {run.step}") + "; "
-                               + rundir.kept(args.run_dir)) from None
+                               + leftover.kept(args.run_dir)) from None
             raise
         trained = True
         if rank == 0:
@@ -204,7 +204,7 @@ def main(argv=None, on_step=None) -> int:
         return e.code
     except stop.Abort as e:
         return fail(PROG, f"{e.again}: stopped at once without saving; "
-                    f"{rundir.kept(args.run_dir)}", stop.exit_code(e.name))
+                    f"{leftover.kept(args.run_dir)}", stop.exit_code(e.name))
     except BrokenPipeError:  # `train ... | head -1`: cli/__init__.py says nothing;
         _tidy(locks, created)  # at the first line, the run's folders are still empty
         raise
@@ -230,7 +230,7 @@ def _one_line(e: BaseException, run_dir, trained: bool) -> tuple[str, int]:
     if isinstance(e, KeyboardInterrupt):  # Ctrl-C, or SIGTERM (stop.Terminated)
         words, code, _ = stop.stopped(e)
         when = "after its last step" if trained else "before training started"
-        return f"{words} {when}; {rundir.kept(run_dir)}", code
+        return f"{words} {when}; {leftover.kept(run_dir)}", code
     if isinstance(e, UsageError):
         return f"error: {e}", 2
     if not isinstance(e, OSError):
@@ -241,7 +241,7 @@ def _one_line(e: BaseException, run_dir, trained: bool) -> tuple[str, int]:
         what = "cannot write " + what
     if e.errno == errno.EEXIST:  # --out appeared (files.atomic_path); no --resume:
         return f"error: {what}; the model is {run_dir}/last.pt", 1  # it rewrites --out
-    return f"error: {what}; {rundir.kept(run_dir)}", 1
+    return f"error: {what}; {leftover.kept(run_dir)}", leftover.status(e)
 
 
 if __name__ == "__main__":  # python -m txl_mini.cli.train: the same command

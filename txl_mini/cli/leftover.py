@@ -1,0 +1,79 @@
+"""What a run that stopped abnormally leaves, and how to go on: its last.pt kept,
+none written yet, a file of the run that is no file, or its folder gone.
+
+LOCKED is the run folder this process locked (rundir.prepare_run_dir records it): a
+folder moved or removed while we ran (`mv run run2`) is told from one with no
+checkpoint yet, and is not made again by the next checkpoint (in_run_dir).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+
+from .kinds import not_regular
+from .outputs import is_run_dir
+
+
+def kept(d) -> str:
+    """What a run that stopped abnormally leaves, and how to go on."""
+    path = os.path.join(d or "", "last.pt")
+    if d and os.path.isfile(path):
+        return f"{path}, the last checkpoint written, is kept (--resume {d})"
+    if d and (what := not_regular(path)):  # not 'starts it again': --resume refuses
+        return f"{path} is {what}, not a file of the run; move it away"  # as it does
+    return not_yet(d) + (f" (--resume {d} starts it again)" if d and is_run_dir(d)
+                         else "")
+
+
+def status(e: OSError) -> int:
+    """A run's failed write: 1, the machine's (a full disk), or 2 where the file it
+    replaces is now a folder, a FIFO or a device (files.atomic_path refuses it):
+    input to fix, as --resume says of it."""
+    return 2 if e.errno == errno.EINVAL and not_regular(e.filename or "") else 1
+
+
+def after_nan(d: str) -> str:
+    """What a run stopped by a non-finite loss leaves, and how to go on."""
+    good = os.path.join(d, "last.pt")
+    return (f"last good checkpoint {good} kept" if os.path.exists(good) else
+            f"{not_yet(d)}; start over with other options and "
+            "--overwrite")  # best.pt perhaps (--eval-every < --save-every)
+
+
+LOCKED: dict = {}  # each run folder this process locked: its (device, inode)
+
+
+def identity(d: str):
+    try:
+        st = os.stat(d)
+    except OSError:  # gone
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _went_away(d) -> bool:
+    """The run folder this process locked is gone from its name, or another one."""
+    return bool(d) and LOCKED.get(os.path.abspath(d), identity(d)) != identity(d)
+
+
+def in_run_dir(d: str, name: str) -> str:
+    """`d/name`, for a checkpoint about to be written: FileNotFoundError (as a
+    metrics line gets) if the run folder went away (`mv run run2` mid-run). Else
+    save_checkpoint, which makes its folder for the library's users, made `run`
+    again, and the run ended there, exit 0, with no config.json to resume it."""
+    path = os.path.join(d, name)
+    if _went_away(d):
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
+    return path
+
+
+def not_yet(d) -> str:
+    """A run without last.pt: what it has written, best.pt perhaps. A run folder
+    moved or removed while we ran (`mv run run2`) may hold some: not 'none yet'."""
+    if _went_away(d):
+        return (f"the run folder {d} went away while it trained (moved or "
+                "removed?); its checkpoints, if any, went with it")
+    best = os.path.join(d or "", "best.pt")  # the best weights, no training state
+    return (f"no last.pt was written yet, only {best}" if d and os.path.isfile(best)
+            else "no checkpoint was written yet")
