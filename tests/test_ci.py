@@ -34,7 +34,9 @@ def test_ci_test_command_checks_another_cpu_capability():
         capture_output=True, text=True, check=True, timeout=60,
     ).stdout.splitlines()[0]
     job = test_cmd.rsplit(" && ", 1)[1]  # the last step: the tests
-    assert job.split() == ["ATEN_CPU_CAPABILITY=default", "pytest"]
+    # two test processes (pytest-xdist), each file and notebook whole in one
+    assert job.split() == ["ATEN_CPU_CAPABILITY=default", "pytest", "-n", "2",
+                           "--dist", "loadscope"]
 
 
 def test_ci_splits_the_shared_set_up_from_each_job(tmp_path):
