@@ -245,6 +245,6 @@ def sigterm_raises():
                signal.SIGHUP) if signal.getsignal(sig) != signal.SIG_IGN}
     try:
         yield
-    finally:
+    finally:  # the last line out (finishing): ignored until exit_done ignores them
         for sig, h in old.items():
-            signal.signal(sig, h)
+            signal.signal(sig, signal.SIG_IGN if _finishing else h)
