@@ -26,9 +26,9 @@ def _refused(tmp_path, someone: bytes) -> None:
     last = _md5(tmp_path / "r" / "last.pt")
     res = txl("train", "--resume", "r", cwd=tmp_path)
     assert one_line(res, 2) == (
-        f"{PROG}: error: --out {tmp_path}/o/m.pt holds a file the run did not write (it writes "
-        "--out when it finishes); move it away, and --resume r writes the model "
-        "there"), res.stderr
+        f"{PROG}: error: --out {tmp_path}/o/m.pt holds a file the run did not "
+        "write (it writes --out when it finishes); move it away, and --resume r "
+        "writes the model there"), res.stderr
     assert res.stdout == ""
     assert out.read_bytes() == someone  # replaced before, rc 0
     assert _md5(tmp_path / "r" / "last.pt") == last
@@ -68,6 +68,6 @@ def test_a_finished_run_still_says_which_model_it_keeps(tmp_path, text):
     (tmp_path / "o" / "m.pt").write_bytes(_zoo())
     res = txl("train", "--resume", "r", cwd=tmp_path)
     assert one_line(res, 2) == (
-        f"{PROG}: error: --out {tmp_path}/o/m.pt holds a model other than r/last.pt's; move it "
-        "away, and --resume r writes it again"), res.stderr
+        f"{PROG}: error: --out {tmp_path}/o/m.pt holds a model other than "
+        "r/last.pt's; move it away, and --resume r writes it again"), res.stderr
     assert (tmp_path / "o" / "m.pt").read_bytes() == _zoo()
