@@ -11,7 +11,7 @@ import os
 from contextlib import contextmanager
 
 from ..files import atomic_path, name_too_long, write_target
-from ..text8 import default_cache_dir
+from ..text8 import CacheError, default_cache_dir
 from .errors import UsageError
 from .folders import append_only, cannot_make, check_writable, sealed
 from .kinds import not_regular
@@ -159,16 +159,20 @@ def check_cache_env() -> None:
         raise UsageError(f"{where}: {why}")
 
 
-def check_download_folder(folder: str | None, named: str | None = None) -> None:
+def check_download_folder(folder: str | None, named: str | None = None,
+                          option: bool = False) -> None:
     """text8's cache folder (`folder`, else the environment's or the default, then
     `named` by its variable), where a download would go (no text8.zip in it yet):
     one append-only (chattr +a), or missing in such a folder, is refused before it
     starts. The download's temporary file, or the folder made for it, could not be
-    removed there, and the line named that file."""
+    removed there, and the line named that file. No default folder (no home) is
+    refused here too, before a run folder is made; `option`: data text8's
+    --cache-dir is another way out."""
     try:
         cache = os.path.abspath(os.path.expanduser(folder or default_cache_dir()))
-    except RuntimeError:  # no home: load_text8 says so
-        return
+    except CacheError as e:  # was a traceback from load_text8 (Path.home())
+        raise UsageError(f"{e}" + (" Or give --cache-dir DIR." if option else "")
+                         ) from None
     name = next((n for n in CACHE_VARIABLES if os.environ.get(n)), None)
     named = named or (f"{name}={os.environ[name]!r} in the environment" if name
                       else f"text8's cache folder {cache}")
