@@ -9,7 +9,6 @@ import errno
 import hashlib
 import http.client
 import lzma
-import os
 import signal
 import sys
 import threading
@@ -24,6 +23,7 @@ from typing import Optional, Tuple
 
 from tqdm import tqdm
 
+from .cache_dir import CacheError, DataError, default_cache_dir  # noqa: F401 (text8's)
 from .files import PathLike, atomic_path, not_a_file, remove_stale_temps, sha1_file
 
 TEXT8_URL = "http://mattmahoney.net/dc/text8.zip"
@@ -33,15 +33,6 @@ TEXT8_SIZE = 100_000_000
 TEXT8_SHA1 = "0dc3edebc970dcc96137e7deda4d9995af9d93de"
 TEXT8_CHARS = " abcdefghijklmnopqrstuvwxyz"  # index order: space=0, a=1 .. z=26
 HINT = "Pass the original text8.zip or the unzipped text8 file."
-
-
-class DataError(RuntimeError):
-    """A corpus could not be obtained or failed verification; the message says what
-    to do (raised `from None`: it is the whole story, urllib's chain is noise)."""
-
-
-class CacheError(DataError):
-    """The cache folder cannot be made or written, or its text8.zip is no file."""
 
 
 @dataclass(frozen=True)
@@ -78,14 +69,6 @@ def split_text8(text: str, n_valid: Optional[int] = None, n_test: Optional[int] 
     n_train, n_valid, _ = split_sizes(len(text), n_valid, n_test)
     return Splits(text[:n_train], text[n_train:n_train + n_valid],
                   text[n_train + n_valid:], name=name)
-
-
-def default_cache_dir() -> Path:
-    """$TXL_MINI_CACHE, else $XDG_CACHE_HOME/txl_mini, else ~/.cache/txl_mini."""
-    if os.environ.get("TXL_MINI_CACHE"):
-        return Path(os.environ["TXL_MINI_CACHE"]).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base).expanduser() / "txl_mini"
 
 
 def _check(what: str, size: int, sha1: str, want_size: int, want_sha1: str,

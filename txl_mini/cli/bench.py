@@ -34,6 +34,7 @@ from .bench_eval import (
 from .bench_json import refuse_not_result, write_json
 from .bench_profile import format_profile, profile_step
 from .bench_train import bench_training, device_name, matmul_flops, train_config
+from .compile_cache import check_compile_cache
 from .errors import CompileFailed
 from .memory import check_memory
 from .options import (
@@ -45,7 +46,7 @@ from .options import (
     pick_device,
     set_threads,
 )
-from .outputs import check_compile_cache, check_output, refuse_in_run
+from .outputs import check_output, refuse_in_run
 from .paths import refuse_empty, writable_folder
 from .rundir import OWN, remove_created
 

@@ -54,7 +54,7 @@ def _cmd_text8(args: argparse.Namespace) -> None:
         raise UsageError(f"--cache-dir {args.cache_dir}: {why}")
     if args.path is None:  # a download into the cache, unless text8.zip is there
         check_download_folder(args.cache_dir, args.cache_dir and
-                              f"--cache-dir {args.cache_dir}")
+                              f"--cache-dir {args.cache_dir}", option=True)
     try:
         with option_names(args.path):
             s = load_text8(args.path, cache_dir=args.cache_dir,

@@ -6,15 +6,12 @@ each refused with one line, exit 2."""
 from __future__ import annotations
 
 import errno
-import getpass
 import json
 import os
-import re
-import tempfile
 from contextlib import contextmanager
 
 from ..files import atomic_path, name_too_long, write_target
-from ..text8 import default_cache_dir
+from ..text8 import CacheError, default_cache_dir
 from .errors import UsageError
 from .folders import append_only, cannot_make, check_writable, sealed
 from .kinds import not_regular
@@ -162,16 +159,20 @@ def check_cache_env() -> None:
         raise UsageError(f"{where}: {why}")
 
 
-def check_download_folder(folder: str | None, named: str | None = None) -> None:
+def check_download_folder(folder: str | None, named: str | None = None,
+                          option: bool = False) -> None:
     """text8's cache folder (`folder`, else the environment's or the default, then
     `named` by its variable), where a download would go (no text8.zip in it yet):
     one append-only (chattr +a), or missing in such a folder, is refused before it
     starts. The download's temporary file, or the folder made for it, could not be
-    removed there, and the line named that file."""
+    removed there, and the line named that file. No default folder (no home) is
+    refused here too, before a run folder is made; `option`: data text8's
+    --cache-dir is another way out."""
     try:
         cache = os.path.abspath(os.path.expanduser(folder or default_cache_dir()))
-    except RuntimeError:  # no home: load_text8 says so
-        return
+    except CacheError as e:  # was a traceback from load_text8 (Path.home())
+        raise UsageError(f"{e}" + (" Or give --cache-dir DIR." if option else "")
+                         ) from None
     name = next((n for n in CACHE_VARIABLES if os.environ.get(n)), None)
     named = named or (f"{name}={os.environ[name]!r} in the environment" if name
                       else f"text8's cache folder {cache}")
@@ -182,39 +183,6 @@ def check_download_folder(folder: str | None, named: str | None = None) -> None:
         raise UsageError(f"{named}: cannot make {cache}: {why}; give another folder")
     if not os.path.isfile(os.path.join(cache, "text8.zip")) and append_only(cache):
         check_writable(cache, named)
-
-
-def check_compile_cache() -> None:
-    """torch's compile cache folder, which torch makes as Adam first loads
-    torch._dynamo (train, bench), checked before any work: one it could not make
-    (TORCHINDUCTOR_CACHE_DIR=/dev/null) was a 49-line traceback from bench, and in
-    train '/dev/null: File exists', exit 1, naming no setting. The line names the
-    variable that put it there: TORCHINDUCTOR_CACHE_DIR, or TMPDIR (TEMP, TMP)."""
-    value = os.environ.get("TORCHINDUCTOR_CACHE_DIR")  # '' too: torch's cwd
-    path = os.path.abspath(compile_cache() if value is None else value)
-    why = unreachable(path) or cannot_make(path)
-    if not why and os.path.islink(path) and not os.path.isdir(path):  # a loop too
-        why = "it is a symbolic link that leads to no folder; give another folder"
-    if why and value is not None:
-        raise UsageError(f"TORCHINDUCTOR_CACHE_DIR={value!r} in the environment "
-                         f"(torch's compile cache): {why}")
-    temp = next((n for n in ("TMPDIR", "TEMP", "TMP") if os.environ.get(n) and
-                 os.path.abspath(os.environ[n]) == os.path.dirname(path)), None)
-    where = (f"{temp}={os.environ[temp]!r} in the environment puts torch's compile "
-             f"cache at {path}" if temp else f"torch's compile cache {path}")
-    if why:
-        raise UsageError(f"{where}: {why}, or set TORCHINDUCTOR_CACHE_DIR to one")
-
-
-def compile_cache() -> str:
-    """torch's default compile cache folder, as torch._inductor's cache_dir_utils
-    names it (importing that makes the folder: it cannot be asked)."""
-    try:
-        user = getpass.getuser()
-    except (KeyError, ModuleNotFoundError, OSError):
-        user = f"uid_{os.getuid()}"
-    return os.path.join(tempfile.gettempdir(),
-                        "torchinductor_" + re.sub(r'[\\/:*?"<>|]', "_", user))
 
 
 @contextmanager

@@ -11,6 +11,7 @@ import re
 from ..files import TEMP_SUFFIX, name_too_long, no_folder_at
 from .folders import check_writable, is_loop, not_a_folder, sealed
 from .kinds import not_regular
+from .locale_names import unnamed
 from .options import UsageError
 from .outputs import (
     check_output,
@@ -139,10 +140,10 @@ def refuse_recorded(path: str, who: str, give: str) -> None:
     regular file now (a FIFO, a folder, a link to a device), said as the recorded
     text (`who`), not as a --path the user never gave, with how to `give` another.
     A FIFO read blocked, a folder failed: 'cannot read ...', exit 1."""
-    what = ("gone" if not os.path.exists(path) else
-            f"{kind}, not a regular file" if (kind := not_regular(path)) else None)
-    if what:
-        raise UsageError(f"{path}, {who}, is {what}; give it {give}")
+    what = ((unnamed(path) or "is gone") if not os.path.exists(path) else
+            f"is {kind}, not a regular file" if (kind := not_regular(path)) else None)
+    if what:  # one a locale cannot name is there: unnamed says so
+        raise UsageError(f"{path}, {who}, {what}; give it {give}")
 
 
 # this process's own names for a file it has open (/dev/stdin, /dev/fd/3, ...)

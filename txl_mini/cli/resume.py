@@ -13,27 +13,13 @@ import os
 import re
 import sys
 
-import torch
-
-from ..checkpoint import (
-    MODEL_CLASSES,
-    CheckpointError,
-    build_model,
-    read_checkpoint,
-    save_checkpoint,
-)
+from ..checkpoint import MODEL_CLASSES
 from .checkpoints import check_meta, check_state, read_input
 from .ddp import check_world
 from .options import UsageError, flag
-from .outputs import naming
-from .paths import (
-    check_out,
-    refuse_loop,
-    refuse_recorded,
-    refuse_special,
-    writable_folder,
-)
-from .rundir import OWN, refuse_folder_out, remove_created
+from .paths import refuse_loop, refuse_recorded, refuse_special
+from .resume_out import finish_out, recorded, refuse_foreign_out
+from .rundir import OWN, refuse_folder_out
 from .saved import refuse_lost
 
 # the only options a resumed run may change; --path only to the same text (its sha1
@@ -154,10 +140,12 @@ def check_model(config: dict, where: str) -> None:
 def read_last(run_dir: str, config: dict, steps: int, device, writes=True) -> dict:
     """DIR/last.pt, checked against config.json; Finished if no step is left (and its
     --out, if `writes`, as the run left it); None if the run stopped before its first
-    checkpoint (it starts again from step 0)."""
+    checkpoint (it starts again from step 0). With steps left, a file at --out is
+    refused (resume_out.refuse_foreign_out)."""
     path = os.path.join(run_dir, "last.pt")
     if not os.path.exists(path):  # never written, or deleted by hand
         refuse_lost(run_dir, config)
+        refuse_foreign_out(config, run_dir)  # it starts again from step 0
         return None
     ckpt = read_input(path, device)  # damaged, a sparse weight: bad input, exit 2
     check_meta(ckpt["meta"], path)
@@ -182,53 +170,13 @@ def read_last(run_dir: str, config: dict, steps: int, device, writes=True) -> di
     extra = check_state(ckpt, path, config["args"]["batch_size"])
     if extra["step"] >= steps and not extra.get("val_pending"):
         done = f"{run_dir} is finished: step {extra['step']} of {steps}"
-        out = config["args"].get("out")  # a name: in DIR
-        out = out and os.path.join(run_dir, out)
+        out = recorded(config, run_dir)
         if out and writes:  # rank 0 only: each rank wrote it (torchrun)
-            raise Finished(f"{done}; " + _finish_out(out, run_dir, ckpt, device))
+            raise Finished(f"{done}; " + finish_out(out, run_dir, ckpt, device))
         raise Finished(f"{done}; nothing to do (its last.pt and best.pt are unchanged)")
     check_world(run_dir, len(extra["ranks"]))  # each process carries its streams' state
+    refuse_foreign_out(config, run_dir)  # every rank: only a look, rank 0 says it
     return ckpt
-
-
-def _finish_out(out: str, run_dir: str, ckpt: dict, device) -> str:
-    """A finished run's --out as the run leaves it: last.pt's model. Missing (the
-    write failed at the end: a full disk) or damaged, it is written again, as the
-    run's last step would write it; a good checkpoint of another model is refused,
-    not replaced (someone's model, put there by hand). Returns what was done."""
-    path = os.path.join(run_dir, "last.pt")
-    real = check_out(out, run_dir, OWN)  # a FIFO, a dead link...
-    why = None
-    if os.path.exists(out):
-        try:
-            have = read_checkpoint(out, device)
-        except CheckpointError as e:  # not a checkpoint, cut short, empty
-            why = str(e).removeprefix(f"{out}: ")
-        else:
-            if not _same_model(have, ckpt):
-                raise UsageError(f"--out {out} holds a model other than {path}'s; "
-                                 f"move it away, and --resume {run_dir} writes it "
-                                 "again")
-            return (f"nothing to do (its last.pt, best.pt and {out} are "
-                    "unchanged)")
-    made: list[str] = []
-    writable_folder(os.path.dirname(real), "--out", made)  # a link's folder, gone
-    try:
-        with naming(out):
-            save_checkpoint(out, build_model(ckpt, path, device), ckpt["meta"])
-    except OSError:
-        remove_created(made)
-        raise
-    return (f"wrote {out} again from its last.pt (it was {why})" if why else
-            f"wrote {out} from its last.pt")
-
-
-def _same_model(a: dict, b: dict) -> bool:
-    """Two checkpoints of one model: its class, config and every weight."""
-    x, y = a["state_dict"], b["state_dict"]
-    return (a["model_class"] == b["model_class"] and a["config"] == b["config"]
-            and x.keys() == y.keys() and all(torch.equal(x[k], y[k].to(x[k].device))
-                                             for k in x))
 
 
 def _check_args(saved: dict, ckpt: dict, path: str, described: str, why: str) -> None:

@@ -20,6 +20,7 @@ from ..data import CORPORA, MAX_OFFLINE_CHARS, OFFLINE_CHARS
 from ..text8 import DataError
 from ..train import TrainConfig
 from . import errors, leftover, rundir, stop
+from .compile_cache import check_compile_cache
 from .corpus import check_corpus_options, load_corpus
 from .ddp import any_rank, init_group, local_rank, rank_world, use_gpu, world_size
 from .errors import MODEL_SIZE, TRAIN_RUN_SIZE, drop_compile_times, oom_words, starved
@@ -39,7 +40,6 @@ from .options import (
     preset_help,
     set_threads,
 )
-from .outputs import check_compile_cache
 from .paths import choose_run_dir, expand, refuse_empty
 from .resume import Finished, read_last, restore_options
 from .run import Run, RunError
