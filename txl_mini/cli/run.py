@@ -17,7 +17,7 @@ import torch
 import torch.distributed as dist
 from tqdm import tqdm
 
-from ..checkpoint import ANY, build_model, save_checkpoint  # ANY: files.ANY
+from ..checkpoint import build_model, save_checkpoint
 from ..config import ModelConfig
 from ..data import batchify, segment_at
 from ..evaluate import EvaluationStopped, bits_per_char, evaluate_segments
@@ -41,7 +41,7 @@ class Run:
 
     def __init__(self, args, cfg: ModelConfig, tc: TrainConfig, tokens: torch.Tensor,
                  valid: torch.Tensor, corpus: dict, device: torch.device,
-                 last: dict | None = None, out_was=ANY):
+                 last: dict | None = None, *, out_was):
         self.args, self.tc, self.corpus, self.device = args, tc, corpus, device
         self.rank, self.world = rank_world()
         self.dir, self.out_was = args.run_dir, out_was  # --out as it was checked

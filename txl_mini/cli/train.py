@@ -175,7 +175,7 @@ def main(argv=None, on_step=None) -> int:
                          warmup=args.warmup, clip=args.clip, seed=args.seed)
         if args.overwrite and not args.resume and rank == 0:
             rundir.clear_run_dir(args.run_dir)
-        run = Run(args, cfg, tc, tokens, valid, corpus, device, last, out_was)
+        run = Run(args, cfg, tc, tokens, valid, corpus, device, last, out_was=out_was)
         if rank == 0:
             rundir.announce(args, run, corpus, tokens, device, world, saved)
         stop_flag: dict = {}
