@@ -19,7 +19,7 @@ from .ddp import check_world
 from .options import UsageError, flag
 from .paths import refuse_loop, refuse_recorded, refuse_special
 from .resume_out import finish_out, recorded, refuse_foreign_out
-from .rundir import OWN, refuse_folder_out
+from .rundir import OWN, refuse_folder_out, refuse_long
 from .saved import refuse_lost
 
 # the only options a resumed run may change; --path only to the same text (its sha1
@@ -36,6 +36,7 @@ def restore_options(args, argv, parser: argparse.ArgumentParser, check) -> dict:
     config.json. `check(args)` checks the values, as on the command line (where it
     raises, config.json was edited). A loop was 'no config.json there'."""
     refuse_loop(args.resume, "a run directory", f"--resume {args.resume}")
+    refuse_long(args.resume, "--resume", OWN)  # not 'no config.json there'
     refuse_special(args.resume, OWN)  # before config.json is read
     if not os.path.isfile(os.path.join(args.resume, "config.json")):
         raise UsageError(f"--resume {args.resume}: no config.json there; is it a run "

@@ -15,7 +15,7 @@ import os
 import sys
 from dataclasses import asdict
 
-from ..files import ANY, TEMP_SUFFIX, remove_stale_temps, snapshot
+from ..files import ANY, TEMP_SUFFIX, name_too_long, remove_stale_temps, snapshot
 from . import plural
 from .errors import printable
 from .folders import PROBE, check_writable
@@ -26,7 +26,6 @@ from .options import UsageError
 from .outputs import is_run_dir, write_text
 from .paths import (
     check_out,
-    refuse_long,
     refuse_special,
     refuse_text_as_out,
     same_file,
@@ -79,6 +78,21 @@ def refuse_folder_out(out: str, d: str) -> None:
         raise UsageError(f"{out}, the --out {os.path.join(d, 'config.json')} "
                          f"records, is a directory now; move it away, and --resume "
                          f"{d} writes the model there")
+
+
+def refuse_long(d: str, named: str, own: tuple) -> None:
+    """A run directory whose path leaves no room for its files' names (`own`; under
+    PATH_MAX itself, DIR/metrics.jsonl's temporary is over), or with a folder's name
+    too long (makedirs' 'File name too long'): refused before any work, as --out is
+    (config.json failed once the corpus was built, exit 1)."""
+    longest = max(own, key=len)  # with the temporaries' TEMP_EXTRA
+    why = name_too_long(os.path.join(d, longest)) or ""
+    who = f"{named} {d}" if named.startswith("--") else f"{d}, {named},"
+    if why.startswith("a folder"):
+        raise UsageError(f"{who.rstrip(',')}: {why}; give a shorter one")
+    if why:
+        raise UsageError(f"{who} leaves no room for the files a run writes in it "
+                         f"({longest}: {why}); give a shorter path")
 
 
 def prepare_run_dir(args, created: list, locks: list, named: str = "--run-dir"):
