@@ -115,8 +115,9 @@ def prepare_run_dir(args, created: list, locks: list, named: str = "--run-dir"):
         _check_new(args, d, created, named)
     if out:  # a resumed run's too: its config.json may name a place gone since
         writable_folder(os.path.dirname(out), "--out", created)
-    if args.resume:  # read-only (a copy on a CD): input refused, not a failed run
-        check_writable(d, "--resume")
+    if args.resume and not writable(d):  # read-only (a copy on a CD): nobody can
+        return out_was  # write there, nor lock it; resume.read_last says finished,
+    # else refuses it (every rank alike): input, not a failed run
     with held():  # a signal waits until the lock is in `locks`, where tidying looks
         locks.append(RunLock(d))
     LOCKED.clear()  # one run a process; tests call main() again in theirs
@@ -124,6 +125,15 @@ def prepare_run_dir(args, created: list, locks: list, named: str = "--run-dir"):
     for name in FILES:  # what atomic writes killed mid-way left here
         remove_stale_temps(os.path.join(d, name))
     return out_was
+
+
+def writable(d: str) -> bool:
+    """A file can be written into the folder `d` (folders.check_writable)."""
+    try:
+        check_writable(d, "--resume")
+    except UsageError:
+        return False
+    return True
 
 
 def _check_new(args, d: str, created: list, named: str) -> None:
