@@ -106,6 +106,19 @@ def test_a_finished_run_that_cannot_be_written_is_finished(finished, chattr, how
     assert sorted(os.listdir(finished)) == before
 
 
+def test_a_finished_run_with_its_out_in_a_read_only_folder_is_finished(tmp_path, text,
+                                                                       chattr):
+    """Its --out in the run folder, there and unchanged: nothing to write either (it
+    said '--out: cannot write to R' first)."""
+    res = txl("train", *tiny(text, "r"), "--out", "r/m.pt", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    chattr(tmp_path / "r", "i")
+    res = txl("train", "--resume", "r", cwd=tmp_path)
+    assert res.returncode == 0 and res.stderr == (
+        f"{PROG} train: r is finished: step 2 of 2; nothing to do (its last.pt, "
+        "best.pt and r/m.pt are unchanged)\n"), res.stderr
+
+
 def test_an_unfinished_run_that_cannot_be_written_is_still_refused(tmp_path, text,
                                                                     chattr):
     """Guards: with steps left, a read-only folder is refused before any work."""

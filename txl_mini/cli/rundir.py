@@ -113,11 +113,12 @@ def prepare_run_dir(args, created: list, locks: list, named: str = "--run-dir"):
     refuse_text_as_out(args.out, args.path)
     if not args.resume:  # a resumed DIR is checked by the resume options
         _check_new(args, d, created, named)
+    if args.resume and not writable(d):  # read-only (a copy on a CD): nobody can
+        return out_was  # write there, nor lock it; resume.read_last says finished
+    # (its --out written only if missing), else refuses it (every rank alike):
+    # input, not a failed run
     if out:  # a resumed run's too: its config.json may name a place gone since
         writable_folder(os.path.dirname(out), "--out", created)
-    if args.resume and not writable(d):  # read-only (a copy on a CD): nobody can
-        return out_was  # write there, nor lock it; resume.read_last says finished,
-    # else refuses it (every rank alike): input, not a failed run
     with held():  # a signal waits until the lock is in `locks`, where tidying looks
         locks.append(RunLock(d))
     LOCKED.clear()  # one run a process; tests call main() again in theirs
