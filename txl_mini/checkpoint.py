@@ -26,7 +26,7 @@ from typing import Any, Optional
 import torch
 
 from .config import ModelConfig
-from .files import ANY, atomic_path, no_folder_at
+from .files import ANY, atomic_path, name_too_long, no_folder_at
 from .torch_env import named_in
 
 FORMAT = "txl_mini.checkpoint"  # marks a file as ours
@@ -118,8 +118,8 @@ def _missing(path: str) -> str:
     try:
         os.stat(path)
     except OSError as e:
-        if e.errno == errno.ENAMETOOLONG:
-            return f"{path}: {e.strerror}"
+        if e.errno == errno.ENAMETOOLONG:  # its lengths, as --out's are said
+            return f"{path}: {name_too_long(path, extra=0) or e.strerror}"
     return f"{path}: {no_folder_at(path) or 'no such checkpoint file'}"
 
 

@@ -113,11 +113,12 @@ def write_target(path: PathLike) -> Path:
     return Path(path if os.path.exists(path) and not os.path.exists(real) else real)
 
 
-def name_too_long(path: PathLike) -> str | None:
+def name_too_long(path: PathLike, extra: int = TEMP_EXTRA) -> str | None:
     """Why `atomic_path(path)` would fail for its names' lengths alone, else None:
     the file's name, TEMP_EXTRA bytes longer as its temporary's, a folder's name still
     to be made, or the whole path, longer than the file system takes. (The write
-    found it only at its end: train's --out after the whole run.)"""
+    found it only at its end: train's --out after the whole run.) `extra` 0: why a
+    file to read cannot be there, said the same way (not 'File name too long')."""
     path = write_target(path)
     level = path.parent
     while not os.path.exists(level):  # pathconf needs a folder that is there
@@ -132,12 +133,12 @@ def name_too_long(path: PathLike) -> str | None:
     if len(longest) > name_max:
         return (f"a folder's name is too long ({len(longest):,} bytes; at most "
                 f"{name_max})")
-    size = len(os.fsencode(path.name)) + TEMP_EXTRA
+    size = len(os.fsencode(path.name)) + extra
     if size > name_max:
-        return (f"the file name is too long ({size - TEMP_EXTRA:,} bytes; at most "
-                f"{name_max - TEMP_EXTRA} here)")
-    if len(os.fsencode(path)) + TEMP_EXTRA >= path_max:
-        return f"the path is too long (at most {path_max - TEMP_EXTRA - 1:,} bytes)"
+        return (f"the file name is too long ({size - extra:,} bytes; at most "
+                f"{name_max - extra} here)")
+    if len(os.fsencode(path)) + extra >= path_max:
+        return f"the path is too long (at most {path_max - extra - 1:,} bytes)"
     return None
 
 

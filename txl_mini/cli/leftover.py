@@ -14,16 +14,37 @@ import os
 from .kinds import not_regular
 from .outputs import is_run_dir
 
+# the run's files but last.pt (rundir.FILES: rundir imports this module), which
+# --resume refuses where one is no file (paths.refuse_special)
+OTHERS = ("config.json", "metrics.jsonl", "curves.png", "best.pt")
+
 
 def kept(d) -> str:
-    """What a run that stopped abnormally leaves, and how to go on."""
+    """What a run that stopped abnormally leaves, and how to go on: where a file of
+    the run is now no file (best.pt, a folder made while it trained), first moving
+    it away, as --resume says (it said '--resume DIR', which then refused)."""
     path = os.path.join(d or "", "last.pt")
+    odd = d and _no_file(d)
     if d and os.path.isfile(path):
-        return f"{path}, the last checkpoint written, is kept (--resume {d})"
+        return (f"{path}, the last checkpoint written, is kept" + (
+            f"; {odd}: move it away, and --resume {d} goes on from that" if odd else
+            f" (--resume {d})"))
     if d and (what := not_regular(path)):  # not 'starts it again': --resume refuses
         return f"{path} is {what}, not a file of the run; move it away"  # as it does
+    if odd:
+        return f"{not_yet(d)}; {odd}: move it away"
     return not_yet(d) + (f" (--resume {d} starts it again)" if d and is_run_dir(d)
                          else "")
+
+
+def _no_file(d: str) -> str | None:
+    """'DIR/best.pt is a directory, not a file of the run' for the first of the
+    run's other files that is there and no file, else None."""
+    for name in OTHERS:
+        path = os.path.join(d, name)
+        if what := not_regular(path):
+            return f"{path} is {what}, not a file of the run"
+    return None
 
 
 def status(e: OSError) -> int:

@@ -127,6 +127,9 @@ def unreachable(folder: str) -> str | None:
             while not os.path.lexists(level):
                 level = os.path.dirname(level)
             return f"{level} is not a directory; give another folder"
+        if e.errno == errno.ENAMETOOLONG:  # its lengths, as --out's are said
+            why = name_too_long(os.path.join(path, "text8.zip"))
+            return f"{why or e.strerror}; give a shorter one"
         if e.errno not in (errno.ENOENT, errno.ELOOP):
             return f"{e.strerror}; give another folder"
     return None

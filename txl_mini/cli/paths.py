@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import re
 
-from ..files import TEMP_SUFFIX, name_too_long, no_folder_at
+from ..files import TEMP_SUFFIX, no_folder_at
 from .folders import check_writable, is_loop, not_a_folder, sealed
 from .kinds import not_regular
 from .locale_names import unnamed
@@ -97,18 +97,6 @@ def choose_run_dir(args) -> str:
     if args.out is not None:  # recorded absolute: a resume from elsewhere writes
         args.out = os.path.abspath(args.out)  # it here (as --path), not there
     return named
-
-
-def refuse_long(d: str, named: str, own: tuple) -> None:
-    """A run directory whose path leaves no room for its files' names (`own`; under
-    PATH_MAX itself, DIR/metrics.jsonl's temporary is over): refused before any
-    work (config.json failed once the corpus was built, exit 1)."""
-    longest = max(own, key=len)  # with the temporaries' TEMP_EXTRA
-    why = name_too_long(os.path.join(d, longest)) or ""
-    if why.startswith("the path"):  # (a folder's name too long: makedirs says so)
-        who = f"{named} {d}" if named.startswith("--") else f"{d}, {named},"
-        raise UsageError(f"{who} leaves no room for the files a run writes in it "
-                         f"({longest}: {why}); give a shorter path")
 
 
 def refuse_directory(path: str | None, where: str) -> None:

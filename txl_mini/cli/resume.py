@@ -16,10 +16,11 @@ import sys
 from ..checkpoint import MODEL_CLASSES
 from .checkpoints import check_meta, check_state, read_input
 from .ddp import check_world
+from .folders import check_writable
 from .options import UsageError, flag
 from .paths import refuse_loop, refuse_recorded, refuse_special
 from .resume_out import finish_out, recorded, refuse_foreign_out
-from .rundir import OWN, refuse_folder_out
+from .rundir import OWN, refuse_folder_out, refuse_long
 from .saved import refuse_lost
 
 # the only options a resumed run may change; --path only to the same text (its sha1
@@ -36,6 +37,7 @@ def restore_options(args, argv, parser: argparse.ArgumentParser, check) -> dict:
     config.json. `check(args)` checks the values, as on the command line (where it
     raises, config.json was edited). A loop was 'no config.json there'."""
     refuse_loop(args.resume, "a run directory", f"--resume {args.resume}")
+    refuse_long(args.resume, "--resume", OWN)  # not 'no config.json there'
     refuse_special(args.resume, OWN)  # before config.json is read
     if not os.path.isfile(os.path.join(args.resume, "config.json")):
         raise UsageError(f"--resume {args.resume}: no config.json there; is it a run "
@@ -141,9 +143,11 @@ def read_last(run_dir: str, config: dict, steps: int, device, writes=True) -> di
     """DIR/last.pt, checked against config.json; Finished if no step is left (and its
     --out, if `writes`, as the run left it); None if the run stopped before its first
     checkpoint (it starts again from step 0). With steps left, a file at --out is
-    refused (resume_out.refuse_foreign_out)."""
+    refused (resume_out.refuse_foreign_out), and so is a folder we cannot write
+    (a finished run there is finished all the same: nothing to write)."""
     path = os.path.join(run_dir, "last.pt")
     if not os.path.exists(path):  # never written, or deleted by hand
+        check_writable(run_dir, "--resume")  # read-only: prepare_run_dir left it
         refuse_lost(run_dir, config)
         refuse_foreign_out(config, run_dir)  # it starts again from step 0
         return None
@@ -174,6 +178,7 @@ def read_last(run_dir: str, config: dict, steps: int, device, writes=True) -> di
         if out and writes:  # rank 0 only: each rank wrote it (torchrun)
             raise Finished(f"{done}; " + finish_out(out, run_dir, ckpt, device))
         raise Finished(f"{done}; nothing to do (its last.pt and best.pt are unchanged)")
+    check_writable(run_dir, "--resume")  # a read-only one: only if it is finished
     check_world(run_dir, len(extra["ranks"]))  # each process carries its streams' state
     refuse_foreign_out(config, run_dir)  # every rank: only a look, rank 0 says it
     return ckpt

@@ -15,7 +15,7 @@ import os
 import sys
 from dataclasses import asdict
 
-from ..files import ANY, TEMP_SUFFIX, remove_stale_temps, snapshot
+from ..files import ANY, TEMP_SUFFIX, name_too_long, remove_stale_temps, snapshot
 from . import plural
 from .errors import printable
 from .folders import PROBE, check_writable
@@ -26,7 +26,6 @@ from .options import UsageError
 from .outputs import is_run_dir, write_text
 from .paths import (
     check_out,
-    refuse_long,
     refuse_special,
     refuse_text_as_out,
     same_file,
@@ -81,6 +80,21 @@ def refuse_folder_out(out: str, d: str) -> None:
                          f"{d} writes the model there")
 
 
+def refuse_long(d: str, named: str, own: tuple) -> None:
+    """A run directory whose path leaves no room for its files' names (`own`; under
+    PATH_MAX itself, DIR/metrics.jsonl's temporary is over), or with a folder's name
+    too long (makedirs' 'File name too long'): refused before any work, as --out is
+    (config.json failed once the corpus was built, exit 1)."""
+    longest = max(own, key=len)  # with the temporaries' TEMP_EXTRA
+    why = name_too_long(os.path.join(d, longest)) or ""
+    who = f"{named} {d}" if named.startswith("--") else f"{d}, {named},"
+    if why.startswith("a folder"):
+        raise UsageError(f"{who.rstrip(',')}: {why}; give a shorter one")
+    if why:
+        raise UsageError(f"{who} leaves no room for the files a run writes in it "
+                         f"({longest}: {why}); give a shorter path")
+
+
 def prepare_run_dir(args, created: list, locks: list, named: str = "--run-dir"):
     """Validate (and create) the run directory and --out before any training; lock it.
 
@@ -99,10 +113,12 @@ def prepare_run_dir(args, created: list, locks: list, named: str = "--run-dir"):
     refuse_text_as_out(args.out, args.path)
     if not args.resume:  # a resumed DIR is checked by the resume options
         _check_new(args, d, created, named)
+    if args.resume and not writable(d):  # read-only (a copy on a CD): nobody can
+        return out_was  # write there, nor lock it; resume.read_last says finished
+    # (its --out written only if missing), else refuses it (every rank alike):
+    # input, not a failed run
     if out:  # a resumed run's too: its config.json may name a place gone since
         writable_folder(os.path.dirname(out), "--out", created)
-    if args.resume:  # read-only (a copy on a CD): input refused, not a failed run
-        check_writable(d, "--resume")
     with held():  # a signal waits until the lock is in `locks`, where tidying looks
         locks.append(RunLock(d))
     LOCKED.clear()  # one run a process; tests call main() again in theirs
@@ -110,6 +126,15 @@ def prepare_run_dir(args, created: list, locks: list, named: str = "--run-dir"):
     for name in FILES:  # what atomic writes killed mid-way left here
         remove_stale_temps(os.path.join(d, name))
     return out_was
+
+
+def writable(d: str) -> bool:
+    """A file can be written into the folder `d` (folders.check_writable)."""
+    try:
+        check_writable(d, "--resume")
+    except UsageError:
+        return False
+    return True
 
 
 def _check_new(args, d: str, created: list, named: str) -> None:
