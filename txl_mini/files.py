@@ -11,8 +11,8 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import secrets
 import stat
-import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,7 +20,7 @@ from typing import Iterator, Union
 
 PathLike = Union[str, "os.PathLike[str]"]
 TEMP_SUFFIX = ".tmp"
-TEMP_EXTRA = len("..") + 8 + len(TEMP_SUFFIX)  # `.NAME.` + mkstemp's 8 + `.tmp`
+TEMP_EXTRA = len("..") + 8 + len(TEMP_SUFFIX)  # `.NAME.` + _draw()'s 8 + `.tmp`
 ANY = object()  # atomic_path's `was` when whatever is there may be replaced
 
 
@@ -44,18 +44,20 @@ def atomic_path(path: PathLike, was=ANY) -> Iterator[str]:
     if path.exists() and not path.is_file():  # the rename would replace /dev/null
         raise OSError(errno.EINVAL, "not a regular file; refusing to replace it",
                       str(path))
+    tmp = None
     try:
-        fd, tmp = tempfile.mkstemp(
-            dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_SUFFIX
-        )
-    except OSError as e:  # it names the temporary, a file nobody asked for
-        raise OSError(e.errno, e.strerror, asked) from None
-    os.close(fd)
-    try:
+        while tmp is None:  # named before it is made: a stop from then on removes it
+            tmp = str(path.parent / f".{path.name}.{_draw()}{TEMP_SUFFIX}")
+            try:  # (mkstemp made it first: a Ctrl-C there left it behind)
+                os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            except FileExistsError:
+                tmp = None  # another writer's: draw again, and leave it be
+            except OSError as e:  # it names the temporary, a file nobody asked for
+                raise OSError(e.errno, e.strerror, asked) from None
         yield tmp
         with open(tmp, "rb+") as f:
             os.fsync(f.fileno())  # the bytes are on disk before the name points at them
-        os.chmod(tmp, _mode_for(path))  # mkstemp makes 0600; a plain file is not
+        os.chmod(tmp, _mode_for(path))  # made 0600 (as mkstemp); a plain file is not
         if why := _publish(tmp, path, was):
             raise FileExistsError(errno.EEXIST, why, asked)
         _fsync_dir(path.parent)
@@ -64,8 +66,13 @@ def atomic_path(path: PathLike, was=ANY) -> Iterator[str]:
             raise
         raise OSError(e.errno, e.strerror, asked) from None
     finally:
-        if os.path.exists(tmp):
+        if tmp and os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def _draw() -> str:
+    """8 random characters for a temporary's name (TEMP_EXTRA counts them)."""
+    return secrets.token_hex(4)
 
 
 def snapshot(path: PathLike) -> tuple | None:
