@@ -8,6 +8,7 @@ import os
 
 from ..files import ANY, atomic_path
 from .errors import UsageError
+from .outputs import sweep_temps
 
 # keys every result of bench --json holds; a file without them is someone's
 BENCH_KEYS = {"device", "torch", "train", "eval", "memory_flatness"}
@@ -35,6 +36,7 @@ def write_json(path: str, result: dict, was=ANY) -> str | None:
     """bench --json: the results written to `path`, else why not (the caller says
     it after its report). Their keys include BENCH_KEYS. `was`: what `path` held
     when bench checked it (bench.check_args); another file there is left alone."""
+    sweep_temps(path)  # a killed bench's, left by its own write
     try:
         with atomic_path(path, was) as tmp:  # never a half file
             with open(tmp, "w", encoding="utf-8") as f:

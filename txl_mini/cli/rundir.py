@@ -23,7 +23,7 @@ from .leftover import LOCKED, identity
 from .lock import LOCK_NAME, RunLock
 from .metrics import trim_metrics
 from .options import UsageError
-from .outputs import is_run_dir, write_text
+from .outputs import is_run_dir, sweep_temps, write_text
 from .paths import (
     check_out,
     refuse_special,
@@ -125,6 +125,8 @@ def prepare_run_dir(args, created: list, locks: list, named: str = "--run-dir"):
     LOCKED[os.path.abspath(d)] = identity(d)
     for name in FILES:  # what atomic writes killed mid-way left here
         remove_stale_temps(os.path.join(d, name))
+    if out:  # --out's too: a killed write's, which nothing else removes
+        sweep_temps(out)
     return out_was
 
 
