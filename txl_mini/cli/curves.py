@@ -12,6 +12,7 @@ import warnings
 from ..files import atomic_path
 from .errors import drop_compile_times, mapped, out_of_memory, why
 from .memory import size
+from .metrics import resumed_history
 
 PROG = "python -m txl_mini train"
 # matplotlib's import and one drawing map about 72 MiB more here; imported with less
@@ -44,6 +45,19 @@ def plot_curves(run_dir: str, history: list[dict]) -> bool:
         print(f"{PROG}: warning: cannot draw curves.png: {why}; the checkpoints and "
               "metrics.jsonl are written, only the plot is not", file=sys.stderr)
         return False
+
+
+def draw_missing(run_dir: str, step: int) -> str:
+    """A finished run's curves.png, drawn from metrics.jsonl if it is missing: the
+    run's end did not get that far (a full disk or a kill -9 as it wrote --out, which
+    comes first, or the plot). What to add to the resume's line: '' if not drawn."""
+    path = os.path.join(run_dir, "curves.png")
+    if not os.access(run_dir, os.W_OK):  # read-only (a copy on a CD): not ours to mend
+        return ""
+    if os.path.lexists(path) or not plot_curves(run_dir, resumed_history(run_dir,
+                                                                          step)):
+        return ""  # there, or no matplotlib (its summary said so), or a warning
+    return "; drew its curves.png, which was missing" if os.path.isfile(path) else ""
 
 
 @contextlib.contextmanager

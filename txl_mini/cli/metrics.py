@@ -11,9 +11,34 @@ from contextlib import suppress
 
 from .outputs import naming, write_text
 
+PROG = "python -m txl_mini train"  # only train reads them back, on --resume
 
-def read_metrics(run_dir: str) -> list[dict]:
+
+def resumed_history(run_dir: str, step: int) -> list[dict]:
+    """metrics.jsonl's records up to `step` (last.pt's), in order. Lines after the
+    last of them are a crash's (logged, never saved) and go quietly; a line that is
+    no record, or one out of order (put there by hand: a later step before an earlier
+    one's line), is left out with a note, the lines after it kept."""
     path = os.path.join(run_dir, "metrics.jsonl")
+    records = _records(path)
+    last = max((n for n, (_, r) in enumerate(records) if r["step"] <= step),
+               default=-1)  # the last line the run keeps: those after it are cut
+    kept: list[dict] = []
+    for n, (i, record) in enumerate(records):
+        at = record["step"]
+        if at > step and n < last:
+            _note(path, i, f"is out of order (step {at}, before step "
+                  f"{records[last][1]['step']}'s line)")
+        elif kept and at < kept[-1]["step"]:
+            _note(path, i, f"is out of order (step {at}, after step "
+                  f"{kept[-1]['step']}'s line)")
+        elif at <= step:
+            kept.append(record)
+    return kept
+
+
+def _records(path: str) -> list[tuple[int, dict]]:
+    """(line index, record) of each line of `path` that is a metrics record."""
     if not os.path.exists(path):
         return []
     with open(path, "rb") as f:  # a byte that is not UTF-8 spoils its line only
@@ -25,11 +50,15 @@ def read_metrics(run_dir: str) -> list[dict]:
         except ValueError:  # not JSON, or not UTF-8 (a UnicodeDecodeError)
             record = None
         if isinstance(record, dict) and isinstance(record.get("step"), int):
-            out.append(record)
+            out.append((i, record))
         elif i < len(lines) - 1:  # not just the last line, cut off by a crash
-            print(f"note: {path} line {i + 1} is not a metrics record; it is left "
-                  "out, the lines after it are kept", file=sys.stderr)
+            _note(path, i, "is not a metrics record")
     return out
+
+
+def _note(path: str, i: int, what: str) -> None:
+    print(f"{PROG}: note: {path} line {i + 1} {what}; it is left out, the lines "
+          "after it are kept", file=sys.stderr)
 
 
 def append_metrics(run_dir: str, record: dict) -> None:

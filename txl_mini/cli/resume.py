@@ -15,6 +15,7 @@ import sys
 
 from ..checkpoint import MODEL_CLASSES
 from .checkpoints import check_meta, check_state, read_input
+from .curves import draw_missing
 from .ddp import check_world
 from .folders import check_writable
 from .options import UsageError, flag
@@ -176,8 +177,12 @@ def read_last(run_dir: str, config: dict, steps: int, device, writes=True) -> di
         done = f"{run_dir} is finished: step {extra['step']} of {steps}"
         out = recorded(config, run_dir)
         if out and writes:  # rank 0 only: each rank wrote it (torchrun)
-            raise Finished(f"{done}; " + finish_out(out, run_dir, ckpt, device))
-        raise Finished(f"{done}; nothing to do (its last.pt and best.pt are unchanged)")
+            did = finish_out(out, run_dir, ckpt, device)
+        else:
+            did = "nothing to do (its last.pt and best.pt are unchanged)"
+        # the plot after --out, as the run's end draws it: one it never reached
+        drew = draw_missing(run_dir, extra["step"]) if writes else ""
+        raise Finished(f"{done}; {did}{drew}")
     check_writable(run_dir, "--resume")  # a read-only one: only if it is finished
     check_world(run_dir, len(extra["ranks"]))  # each process carries its streams' state
     refuse_foreign_out(config, run_dir)  # every rank: only a look, rank 0 says it

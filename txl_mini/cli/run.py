@@ -26,7 +26,7 @@ from ..train import NonFiniteLoss, TrainConfig, lr_at, train_step
 from .curves import plot_curves
 from .ddp import any_rank, rank_world, rng_state, set_rng_state
 from .leftover import after_nan, in_run_dir
-from .metrics import append_metrics, read_metrics
+from .metrics import append_metrics, resumed_history
 from .outputs import naming
 from .saved import note_saved
 from .stop import Stop, exit_code
@@ -85,7 +85,7 @@ class Run:
         self.best = float("inf") if extra["best"] is None else extra["best"]
         self.val_pending = bool(extra.get("val_pending"))
         self.mems = [m.to(self.device) for m in mine["mems"]] or None
-        self.history = [h for h in read_metrics(self.dir) if h["step"] <= self.step]
+        self.history = resumed_history(self.dir, self.step)
         set_rng_state(mine["rng"], self.device)
         return model
 
