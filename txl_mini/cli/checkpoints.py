@@ -28,7 +28,7 @@ from ..corpus import BOOK_CORPORA
 from ..model import TransformerXL, VanillaTransformer
 from .kinds import not_regular
 from .options import UsageError, pick_device, set_threads
-from .paths import expand, refuse_dangling, refuse_loop
+from .paths import expand, refuse_dangling, refuse_loop, refuse_stdin
 from .saved import run_checkpoint
 from .settings import MAX_DISTANCE
 
@@ -66,6 +66,7 @@ def open_checkpoint(args) -> tuple:
     set_threads(args.threads)
     device = pick_device(args.device)
     path = expand(args.checkpoint)  # `~/r`: quoted, or after '='
+    refuse_stdin(path, "checkpoint")
     refuse_loop(path, "a checkpoint")  # else 'no such checkpoint file'
     refuse_dangling(path, "a checkpoint")
     run_dir = path if os.path.isdir(path) else None

@@ -25,7 +25,7 @@ from .corpus import (
 from .errors import printable
 from .memory import check_memory
 from .options import Parser, UsageError, add_common, check_at_least, command, flag
-from .paths import expand, refuse_empty
+from .paths import expand, refuse_empty, refuse_stdin
 from .saved import note_last
 from .settings import MAX_DISTANCE, check_distances, check_settings
 
@@ -146,6 +146,7 @@ def main(argv=None) -> int:
     """`python -m txl_mini evaluate ...`; returns the exit status."""
     args = build_parser().parse_args(argv)
     refuse_empty(("the checkpoint argument", args.checkpoint), ("--path", args.path))
+    refuse_stdin(args.path, "text")
     args.path = expand(args.path, "--path")  # the checkpoint: open_checkpoint's
     check_at_least(args, {"chars": 2, "batch_size": 1, "seg_len": 1, "mem_len": 0})
     if args.clamp_len is not None and (args.clamp_len < -1 or args.clamp_len == 0):

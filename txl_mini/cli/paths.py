@@ -114,6 +114,7 @@ def refuse_missing(path: str | None, where: str | None = None) -> None:
     if path is not None:
         refuse_loop(path, "a text file", where)
         refuse_dangling(path, "a text file", where)
+        refuse_stdin(path, "text")
         if not os.path.exists(path):
             why = no_folder_at(path) or "no such file"  # /dev/null/, text.txt/x
             raise UsageError(f"cannot read {path}: {why}")
@@ -121,6 +122,15 @@ def refuse_missing(path: str | None, where: str | None = None) -> None:
         if what:
             raise UsageError(f"{where or path} is {what}, not a regular file; give a "
                              "text file")
+
+
+def refuse_stdin(path: str | None, what: str) -> None:
+    """`-` for a file to read, with no file of that name: standard input is never
+    read (a text is recorded by name, for every later resume), as `--out -` is no
+    standard output (outputs.refuse_stdout); said, not just 'no such file'."""
+    if path == "-" and not os.path.lexists(path):
+        raise UsageError(f"cannot read -: no such file; '-' names a file here, not "
+                         f"standard input: give the {what} as a file name")
 
 
 def refuse_recorded(path: str, who: str, give: str) -> None:

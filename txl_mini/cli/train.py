@@ -40,7 +40,7 @@ from .options import (
     preset_help,
     set_threads,
 )
-from .paths import choose_run_dir, expand, refuse_empty
+from .paths import choose_run_dir, expand, refuse_empty, refuse_stdin
 from .resume import Finished, read_last, restore_options
 from .run import Run, RunError
 from .settings import check_distances, check_lr, check_model_options, check_vocab
@@ -109,6 +109,7 @@ def check_values(args) -> None:
     check_seed(args.seed)
     check_distances(args.clamp_len, args.shaw_clip)
     refuse_empty(*((flag(n), getattr(args, n)) for n in ("run_dir", "out", "path")))
+    refuse_stdin(args.path, "text")  # before it is made absolute (/here/-)
     if args.offline_chars > MAX_OFFLINE_CHARS:
         raise UsageError(f"--offline-chars must be <= {MAX_OFFLINE_CHARS:,} (text8's "
                          f"size), got {args.offline_chars:,}")
