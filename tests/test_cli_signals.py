@@ -177,8 +177,9 @@ def test_resume_takes_a_line_that_is_not_utf8_as_a_corrupt_one(tmp_path, text):
     metrics.write_bytes(b"\n".join(lines) + b"\n")
     res = py("-m", "txl_mini", "train", "--resume", str(r))
     assert res.returncode == 0, res.stderr
-    assert res.stderr == (f"note: {metrics} line 2 is not a metrics record; it is "
-                          "left out, the lines after it are kept\n")
+    assert res.stderr == (f"python -m txl_mini train: note: {metrics} line 2 is not "
+                          "a metrics record; it is left out, the lines after it are "
+                          "kept\n")
     steps = [json.loads(x)["step"] for x in metrics.read_text().splitlines()]
     assert steps == [1, 3, 4, 5, 6, 6]  # 6 twice: its loss and its validation
 
