@@ -1,8 +1,7 @@
 """`python -m txl_mini train`: long training runs with a run directory.
 
 Options are parsed and every value checked before any corpus is built; the run itself
-(checkpoints, exact resume, Ctrl-C, several processes) is cli/run.py.
-"""
+(checkpoints, exact resume, Ctrl-C, several processes) is cli/run.py."""
 
 from __future__ import annotations
 
