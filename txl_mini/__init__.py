@@ -33,6 +33,9 @@ repeat it.
 import os
 import sys
 
+if __name__ == "__main__":  # `python txl_mini/__init__.py`: it ran nothing, exit 0
+    sys.exit("use: python -m txl_mini <command> ...")
+
 _COMMANDS = ("train", "evaluate", "sample", "data", "bench")  # as cli/__init__.py's
 _SUBCOMMANDS = ("text8", "stats", "offline")  # data's (cli.SUBCOMMANDS["data"])
 # `python -m txl_mini.cli.train ...` runs `python -m txl_mini train ...` (its module's

@@ -6,6 +6,9 @@ and verifies text8 or writes an offline corpus.
 """
 from __future__ import annotations
 
+if __name__ == "__main__":  # run as a file, before its imports fail: say where to go
+    raise SystemExit("use: python -m txl_mini data ...")
+
 from pathlib import Path
 from typing import Iterator, Optional, Sequence, Tuple, Union
 
@@ -197,7 +200,3 @@ def load_corpus_split(corpus: str, split: str = "train", path: Optional[str] = N
         raise ValueError(f"unknown split {split!r}; choose train, valid or test")
     splits = corpus_splits(corpus, path, offline_chars)
     return CharVocab().encode(getattr(splits, split))
-
-
-if __name__ == "__main__":  # not the command line, which is in txl_mini/cli/
-    raise SystemExit("use: python -m txl_mini data ...")

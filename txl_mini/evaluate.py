@@ -6,6 +6,9 @@ losses, so the two numbers they print are about the same characters.
 
 from __future__ import annotations
 
+if __name__ == "__main__":  # run as a file, before its imports fail: say where to go
+    raise SystemExit("use: python -m txl_mini evaluate ...")
+
 import math
 import time
 from dataclasses import dataclass
@@ -164,7 +167,3 @@ def loss_by_position(token_nats: torch.Tensor, seg_len: int) -> torch.Tensor:
     # (B, S, L)
     per_seg = token_nats[:, 1:1 + n_full * seg_len].reshape(B, n_full, seg_len)
     return per_seg.mean(dim=(0, 1))  # (L,)
-
-
-if __name__ == "__main__":  # not the command line, which is in txl_mini/cli/
-    raise SystemExit("use: python -m txl_mini evaluate ...")

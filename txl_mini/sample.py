@@ -15,6 +15,9 @@ Shapes: B batch (1 here), L segment length, M memory length, V vocab.
 
 from __future__ import annotations
 
+if __name__ == "__main__":  # run as a file, before its imports fail: say where to go
+    raise SystemExit("use: python -m txl_mini sample ...")
+
 import time
 from typing import Callable, Optional
 
@@ -132,7 +135,3 @@ def time_per_char(model, prompt: torch.Tensor, n_chars: int,
     start = clock()
     generate(model, prompt, n_chars, **kwargs)
     return (clock() - start) / max(1, n_chars)
-
-
-if __name__ == "__main__":  # not the command line, which is in txl_mini/cli/
-    raise SystemExit("use: python -m txl_mini sample ...")

@@ -6,6 +6,9 @@ Long runs (run directory, checkpoints, exact resume, Ctrl-C, several GPUs) go th
 
 from __future__ import annotations
 
+if __name__ == "__main__":  # run as a file, before its imports fail: say where to go
+    raise SystemExit("use: python -m txl_mini train ...")
+
 import contextlib
 import math
 from dataclasses import dataclass
@@ -106,7 +109,3 @@ def train_steps(model, tokens: torch.Tensor, tc: TrainConfig, targets=None):
         mems = out.mems  # already detached: no gradient into the previous segment
         yield step, pos, out
         pos += x.shape[1]
-
-
-if __name__ == "__main__":  # not the command line, which is in txl_mini/cli/
-    raise SystemExit("use: python -m txl_mini train ...")
