@@ -10,19 +10,15 @@ from pathlib import Path
 
 from ..corpus import MIN_DISTANCE, deps_tsv, make_offline_corpus, write_offline_corpus
 from ..data import MAX_OFFLINE_CHARS
-from ..files import remove_stale_temps
 from ..text8 import DataError
 from . import plural
 from .errors import printable, why
 from .options import UsageError, check_seed
-from .outputs import check_output, refuse_in_run
+from .outputs import check_output, refuse_in_run, sweep_temps
 from .paths import expand, not_a_folder, refuse_empty, same_file, writable_folder
 from .rundir import OWN, remove_created
 from .stdout import StdoutFailed
 
-# A temporary file of ours untouched this long is dead: a live write renames its own
-# within seconds of creating it (the corpus is generated before the file is opened).
-STALE_TEMP_S = 60
 # the default --distances, the generator's (train's corpus): one that fits in no
 # --chars as small as 1,000 is left empty, as train leaves it, not refused
 DEFAULTS = make_offline_corpus.__kwdefaults__["distances"]
@@ -83,7 +79,7 @@ def _write(args: argparse.Namespace, files: list, made: list):
         if os.path.lexists(folder) and not os.path.isdir(folder):
             raise UsageError(f"{opt} {path}: {folder} {not_a_folder(folder)}")
         writable_folder(folder, f"{opt} {path}", made)
-        remove_stale_temps(path, older_than=STALE_TEMP_S)  # what a kill -9 left here
+        sweep_temps(path)  # what a kill -9 left here
     _refuse_replacing(args, files[:1], args.chars)  # no corpus of that size: at once
     corpus = make_offline_corpus(args.chars, seed=args.seed, distances=args.distances)
     planted = {x.distance for x in corpus.deps}

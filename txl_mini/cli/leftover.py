@@ -14,9 +14,10 @@ import os
 from .kinds import not_regular
 from .outputs import is_run_dir
 
-# the run's files but last.pt (rundir.FILES: rundir imports this module), which
-# --resume refuses where one is no file (paths.refuse_special)
-OTHERS = ("config.json", "metrics.jsonl", "curves.png", "best.pt")
+# the files a run writes in its folder (rundir's, which imports this module); those
+# but last.pt are OTHERS, which --resume refuses where one is no file
+FILES = ("config.json", "metrics.jsonl", "curves.png", "last.pt", "best.pt")
+OTHERS = tuple(name for name in FILES if name != "last.pt")
 
 
 def kept(d) -> str:

@@ -19,7 +19,7 @@ from ..files import ANY, TEMP_SUFFIX, name_too_long, remove_stale_temps, snapsho
 from . import plural
 from .errors import printable
 from .folders import PROBE, check_writable
-from .leftover import LOCKED, identity
+from .leftover import FILES, LOCKED, identity
 from .lock import LOCK_NAME, RunLock
 from .metrics import trim_metrics
 from .options import UsageError
@@ -33,7 +33,6 @@ from .paths import (
 )
 from .stop import held
 
-FILES = ("config.json", "metrics.jsonl", "curves.png", "last.pt", "best.pt")
 OWN = FILES + (LOCK_NAME,)  # every name a run's folder holds
 
 
