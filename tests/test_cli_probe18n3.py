@@ -51,25 +51,31 @@ def _paused(tmp_path, text):
     return r, r / "metrics.jsonl"
 
 
-def test_the_note_on_a_bad_metrics_line_has_the_commands_prefix(tmp_path, text):
+def _resumed_after(tmp_path, text, edit):
+    """The paused run resumed after `edit(lines)` changed its metrics.jsonl in place:
+    (the resume's result, metrics.jsonl)."""
     r, metrics = _paused(tmp_path, text)
     lines = metrics.read_text().splitlines()
-    lines[1] = '{"step": 2, "lo'
+    edit(lines)
     metrics.write_text("\n".join(lines) + "\n")
     res = py("-m", "txl_mini", "train", "--resume", str(r))
     assert res.returncode == 0, res.stderr
+    return res, metrics
+
+
+def test_the_note_on_a_bad_metrics_line_has_the_commands_prefix(tmp_path, text):
+    def cut_off(lines):  # line 2 ends mid-record
+        lines[1] = '{"step": 2, "lo'
+
+    res, metrics = _resumed_after(tmp_path, text, cut_off)
     assert res.stderr.startswith(
         f"{PROG}: note: {metrics} line 2 is not a metrics record; it is left out, "
         "the lines after it are kept\n"), res.stderr
 
 
 def test_a_record_out_of_order_is_left_out_with_a_note(tmp_path, text):
-    r, metrics = _paused(tmp_path, text)
-    lines = metrics.read_text().splitlines()
-    lines.insert(2, '{"step": 90, "loss": 1}')  # sed -i '3i ...'
-    metrics.write_text("\n".join(lines) + "\n")
-    res = py("-m", "txl_mini", "train", "--resume", str(r))
-    assert res.returncode == 0, res.stderr
+    res, metrics = _resumed_after(  # sed -i '3i ...'
+        tmp_path, text, lambda lines: lines.insert(2, '{"step": 90, "loss": 1}'))
     assert res.stderr.startswith(
         f"{PROG}: note: {metrics} line 3 is out of order (step 90, before step 4's "
         "line); it is left out, the lines after it are kept\n"), res.stderr
