@@ -33,7 +33,7 @@ repeat it.
 import os
 import sys
 
-if __name__ == "__main__":  # `python txl_mini/__init__.py`: it ran nothing, exit 0
+if __name__ == "__main__":  # `python txl_mini/__init__.py` (once silent, exit 0)
     sys.exit("use: python -m txl_mini <command> ...")
 
 _COMMANDS = ("train", "evaluate", "sample", "data", "bench")  # as cli/__init__.py's
