@@ -13,6 +13,14 @@ FOLDER = "a folder's name is too long (256 bytes; at most 255)"
 FILE = "the file name is too long (256 bytes; at most 255 here)"
 
 
+def test_data_text8_says_dash_names_a_file(tmp_path):
+    res = txl("data", "text8", "--path", "-", "--quiet", cwd=tmp_path)
+    assert one_line(res, 2) == (
+        f"{PROG} data text8: error: cannot read -: no such file; '-' names a file "
+        "here, not standard input: give the text as a file name")
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.fixture(scope="module")
 def ckpt(tmp_path_factory):
     from cli_text import words
