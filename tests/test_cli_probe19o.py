@@ -56,3 +56,29 @@ def test_train_path_too_long_is_said_and_makes_nothing(tmp_path, corpus, name, w
     assert one_line(res, 2) == (f"{PROG} train: error: cannot read "
                                 f"{tmp_path / name}: {why}")
     assert list(tmp_path.iterdir()) == []
+
+
+BOUND = "9,223,372,036,854,775,807"
+
+
+@pytest.mark.parametrize("option", ["--steps", "--warmup", "--batch-size",
+                                    "--eval-every", "--save-every", "--log-every",
+                                    "--eval-chars"])
+@pytest.mark.parametrize("value", [10**400, 2**63], ids=["1e400", "2**63"])
+def test_train_refuses_a_count_past_int64(tmp_path, option, value):
+    """--warmup or --steps 1e400: 'OverflowError: int too large to convert to float'
+    (the learning rate, the progress bar), exit 1, a run directory left; 2**63: taken
+    (as 99999999999999999999), a count nothing else holds (torch's int64)."""
+    argv = tiny(str(tmp_path / "none.txt"), tmp_path / "r")
+    argv += [option, str(value)]
+    res = txl("train", *argv)
+    assert one_line(res, 2) == (f"{PROG} train: error: {option} must be <= {BOUND}, "
+                                f"got {value:,}")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_bound_itself_is_taken(tmp_path, text):
+    res = txl("train", *tiny(text, tmp_path / "r"), "--steps", str(2**63 - 1),
+              "--warmup", str(2**63 - 2), "--pause-at", "2")
+    assert res.returncode == 0, res.stderr
+    assert "paused at step 2" in res.stdout + res.stderr
