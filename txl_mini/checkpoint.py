@@ -16,7 +16,6 @@ Safety rules, each for a reason:
 
 from __future__ import annotations
 
-import errno
 import os
 import pickle
 import zipfile
@@ -26,7 +25,7 @@ from typing import Any, Optional
 import torch
 
 from .config import ModelConfig
-from .files import ANY, atomic_path, name_too_long, no_folder_at
+from .files import ANY, atomic_path, no_folder_at, too_long_to_read
 from .torch_env import named_in
 
 FORMAT = "txl_mini.checkpoint"  # marks a file as ours
@@ -115,12 +114,8 @@ def _missing(path: str) -> str:
     """Why `path` is not there: no folder where it names one (`best.pt/`, or
     `notes.txt/x.pt`: files.no_folder_at), a name too long for any file (not 'no
     such file': none can be there), else no such file."""
-    try:
-        os.stat(path)
-    except OSError as e:
-        if e.errno == errno.ENAMETOOLONG:  # its lengths, as --out's are said
-            return f"{path}: {name_too_long(path, extra=0) or e.strerror}"
-    return f"{path}: {no_folder_at(path) or 'no such checkpoint file'}"
+    why = too_long_to_read(path) or no_folder_at(path)  # lengths: as --out's are
+    return f"{path}: {why or 'no such checkpoint file'}"
 
 
 def read_checkpoint(path: str, device=None) -> dict:

@@ -149,6 +149,18 @@ def name_too_long(path: PathLike, extra: int = TEMP_EXTRA) -> str | None:
     return None
 
 
+def too_long_to_read(path: PathLike) -> str | None:
+    """Why no file can be at `path` for its names' lengths (the OS's bare 'File name
+    too long'), said as a write's are (name_too_long): a folder's name, the file's,
+    or the whole path, with its length and the bound; else None."""
+    try:
+        os.stat(path)
+    except OSError as e:
+        if e.errno == errno.ENAMETOOLONG:
+            return name_too_long(path, extra=0) or e.strerror
+    return None
+
+
 def not_a_file(p: Path, missing: bool = True) -> str | None:
     """Why `p` is no regular file to read or replace, else None (also where it is
     missing, unless not `missing`): a name too long is said, where pathlib's
@@ -157,7 +169,7 @@ def not_a_file(p: Path, missing: bool = True) -> str | None:
         mode = p.stat().st_mode
     except OSError as e:
         if e.errno != errno.ENOENT:
-            return f"{p}: {e.strerror}"
+            return f"{p}: {too_long_to_read(p) or e.strerror}"
         if os.path.islink(p):
             return f"{p} is a link to {os.readlink(p)}, which is not there"
         return f"no such file: {p}" if missing else None

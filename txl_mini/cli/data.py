@@ -17,7 +17,7 @@ from .data_offline import cmd_offline
 from .errors import printable
 from .options import Parser, UsageError, ascii_only, command, fail
 from .outputs import check_cache_env, check_download_folder, unreachable
-from .paths import expand, refuse_directory, refuse_empty, refuse_missing
+from .paths import expand, refuse_directory, refuse_empty, refuse_missing, refuse_stdin
 from .stdout import StdoutFailed, silence
 
 PROG = "python -m txl_mini data"
@@ -46,6 +46,7 @@ def _print_stats(text: str, label: str, unit: str = "char") -> None:
 
 def _cmd_text8(args: argparse.Namespace) -> None:
     refuse_empty(("--path", args.path), ("--cache-dir", args.cache_dir))
+    refuse_stdin(args.path, "text")  # as train's and evaluate's (was 'no such file')
     args.path = expand(args.path, "--path")
     args.cache_dir = expand(args.cache_dir, "--cache-dir", folder=True)
     if args.cache_dir is None:  # read even with --path (where the zip would be)

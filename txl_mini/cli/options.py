@@ -205,6 +205,22 @@ def check_at_least(args, lows: dict[str, int]) -> None:
             raise UsageError(f"{flag(name)} must be >= {low}, got {v}")
 
 
+# The most train's counts (--steps, --warmup, --batch-size, --eval-every...) may be:
+# a signed 64-bit integer, as torch and most readers of config.json hold one; no run
+# comes near (a step a nanosecond for 292 years). Past float's range (about 1e308)
+# the learning rate, the progress bar and the memory estimate raised OverflowError
+# tracebacks, after config.json was written.
+MAX_COUNT = 2**63 - 1
+
+
+def check_counts(args, lows: dict[str, int]) -> None:
+    """check_at_least, and each option at most MAX_COUNT."""
+    check_at_least(args, lows)
+    for name in lows:
+        if (v := getattr(args, name)) is not None and v > MAX_COUNT:
+            raise UsageError(f"{flag(name)} must be <= {MAX_COUNT:,}, got {v:,}")
+
+
 def _mps_available() -> bool:
     mps = getattr(torch.backends, "mps", None)
     return bool(mps and mps.is_available())

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import re
 
-from ..files import TEMP_SUFFIX, no_folder_at
+from ..files import TEMP_SUFFIX, no_folder_at, too_long_to_read
 from .folders import check_writable, is_loop, not_a_folder, sealed
 from .kinds import not_regular
 from .locale_names import unnamed
@@ -116,7 +116,8 @@ def refuse_missing(path: str | None, where: str | None = None) -> None:
         refuse_dangling(path, "a text file", where)
         refuse_stdin(path, "text")
         if not os.path.exists(path):
-            why = no_folder_at(path) or "no such file"  # /dev/null/, text.txt/x
+            why = (too_long_to_read(path) or no_folder_at(path)  # its lengths;
+                   or "no such file")  # /dev/null/, text.txt/x
             raise UsageError(f"cannot read {path}: {why}")
         what = not_regular(path)  # /dev/null: empty; a FIFO blocked; /dev/zero: endless
         if what:

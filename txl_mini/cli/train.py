@@ -29,7 +29,7 @@ from .options import (
     UsageError,
     add_common,
     add_model_options,
-    check_at_least,
+    check_counts,
     check_seed,
     fail,
     flag,
@@ -98,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def check_values(args) -> None:
     """Sizes and values, each against its own rule, before anything is built."""
-    check_at_least(args, {"steps": 1, "batch_size": 1, "warmup": 0, "eval_every": 0,
+    check_counts(args, {"steps": 1, "batch_size": 1, "warmup": 0, "eval_every": 0,
         "eval_chars": 2, "save_every": 1, "log_every": 1, "offline_chars": 1000,
         "pause_at": 1})
     for name, v in (("lr", args.lr), ("clip", args.clip)):
