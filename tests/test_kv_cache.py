@@ -139,9 +139,9 @@ def test_untrimmed_cache_is_caught(monkeypatch):
 
 def test_wrong_position_keys_are_caught(monkeypatch):
     """... and see the position term: keys scored against R from the wrong end fail."""
-    real = kv_cache._pos_keys
+    real = kv_cache.cached_rel_keys
     monkeypatch.setattr(
-        kv_cache, "_pos_keys", lambda *a: [t.flip(1) for t in real(*a)]
+        kv_cache, "cached_rel_keys", lambda *a: [t.flip(1) for t in real(*a)]
     )
     with pytest.raises(AssertionError):
         run_both(make(seg_len=4, mem_len=6), [4] * 3)
@@ -175,7 +175,8 @@ def test_no_memory_and_position_table_reuse():
     model = make(seg_len=4, mem_len=8)
     cache = forward_cached(model, x).cache
     table = cache.pos_keys[0]
-    assert table.shape[1] == 8 + 4 + 1  # built once for M + L distances (+ the pad)
+    # built once for M + L = 12 distances, padded to 16 rows (fast_attention.padded)
+    assert cache.pos_len == 12 and table.shape[1] == 16
     for _ in range(3):
         cache = forward_cached(model, x, cache).cache
     assert cache.pos_keys[0] is table  # K = 12 never outgrew it

@@ -18,7 +18,7 @@ repeat it.
     train.py           the training loop                      01 03 07
     evaluate.py        bits per character, loss by position   01 02 03 05 07
     reach.py           the farthest dependency                03 05 07 09
-    kv_cache.py        cached keys and values around Block    08
+    kv_cache.py        cached keys, values (kv_store: room)   08
     sample.py          generation                             08
     speed.py           evaluation speed (Table 9)             08
     recl.py            relative effective context length      09

@@ -6,18 +6,20 @@ only through the position keys, terms b and d), so this path keeps them, project
 L new positions only, and trims to the last M as `update_mems` does. Bookkeeping only:
 each `Block` runs its `residual` wiring around the fused attention's `kv` and `attend`
 (whose head-first layout the cache shares); `TransformerXL` gives the settings,
-embedding, R and read-out. Any pos_enc; not `VanillaTransformer` (its window re-encodes
-every position). Shapes: B batch, L segment, M cached, K = M + L, P the position
-table's longest distance, H heads, D head dim, C d_model, V vocab."""
+embedding, R and read-out; `kv_store` the buffers and the position table it keeps. Any
+pos_enc; not `VanillaTransformer` (its window re-encodes every position). Shapes: B
+batch, L segment, M cached, K = M + L, P the position table's longest distance, H
+heads, D head dim, C d_model, V vocab."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 
 from .attention import causal_mask
 from .fast_attention import FastAttention
+from .kv_store import Room, cached_rel_keys, kv_dtype
 from .model import TransformerXL, VanillaTransformer
 
 
@@ -25,13 +27,17 @@ from .model import TransformerXL, VanillaTransformer
 class KVCache:
     """Per layer, what the next segment needs of the remembered states (one model,
     one batch of streams). keys[i], values[i]: (H, B, M, D), W_{k,E} m and W_v m of
-    layer i's last M input states m (pre-LN: of LN(m)). pos_keys[i]: (H, P+1, D),
-    `rel_keys` for distances P ... 0, made with clamp_len `pos_clamp`."""
+    layer i's last M input states m (pre-LN: of LN(m)), views of `room` ending at
+    position `end`. pos_keys[i]: (H, P, D), `rel_keys` for `pos_len` keys (distances
+    P-1 ... 0, the first ones pad), made with clamp_len `pos_clamp`."""
 
     keys: list
     values: list
     pos_keys: list = field(default_factory=list)
     pos_clamp: int = -1
+    pos_len: int = 0
+    room: Room | None = None
+    end: int = 0
 
     @property
     def length(self) -> int:  # M, remembered positions (the same in every layer)
@@ -55,34 +61,21 @@ def _check(model) -> None:
         raise RuntimeError("forward_cached is for inference: call model.eval() first")
 
 
-def _pos_keys(model, cache: KVCache, K: int, want: int, clamp_len: int, h) -> list:
-    """Per layer `attend`'s position keys for K keys, (H, K+1, D) views, or None: the
-    table's LAST K+1 rows (row p is distance P-p; the first, rel_shift's pad, meets only
-    masked entries). Rebuilt only when K outgrows the table (then for `want` >= K keys)
-    or the clamp changes."""
-    if model.cfg.pos_enc == "absolute":  # positions are inside the keys already
-        return [None] * len(model.blocks)
-    table = cache.pos_keys
-    if not table or table[0].shape[1] <= K or cache.pos_clamp != clamp_len:
-        R = model.position_table(want, clamp_len, h)  # (P, C); None for Shaw's rows
-        table[:] = [FastAttention.rel_keys(b.attn, R, want) for b in model.blocks]
-        cache.pos_clamp = clamp_len
-    return [t[:, t.shape[1] - K - 1:] for t in table]  # (H, K+1, D) views
-
-
 def _trim(x: torch.Tensor, mem_len: int) -> torch.Tensor:
     """The last mem_len positions of x (H, B, K, D), as update_mems keeps."""
     K = x.shape[2]
     return x[:, :, K - min(mem_len, K):]  # (H, B, M, D); mem_len 0 keeps nothing
 
 
-def _cached_attention(block, k_old, v_old, r, mask, mem_len, kept):
+def _cached_attention(block, buf, start, end, r, mask, mem_len, kept):
     """The attention `block.residual` calls, over [cache; x]: projects the L new
-    positions only; appends the next memory's keys and values to `kept`."""
+    positions only and writes them into `buf` at `end`, after the cache's [start, end);
+    appends the next memory's keys and values to `kept`."""
     def attend(x):  # x: what the attention reads of the segment, (B, L, C)
         k_new, v_new = FastAttention.kv(block.attn, x)  # (H, B, L, D) each
-        k = torch.cat([k_old.to(k_new.dtype), k_new], dim=2)  # (H, B, K, D)
-        values = torch.cat([v_old.to(v_new.dtype), v_new], dim=2)  # (H, B, K, D)
+        new = end + x.shape[1]
+        buf[0, :, :, end:new], buf[1, :, :, end:new] = k_new, v_new  # no copy of the M
+        k, values = buf[:, :, :, start:new]  # (H, B, K, D) views each
         kept.append((_trim(k, mem_len), _trim(values, mem_len)))
         q = FastAttention.queries(block.attn, x)  # (H, B, L, D)
         return FastAttention.attend(block.attn, q, k, values, r, mask)
@@ -105,19 +98,26 @@ def forward_cached(model, idx, cache: KVCache | None = None, targets=None,
     if not cache.keys:  # nothing remembered yet: (H, B, 0, D) per layer
         H, D = model.cfg.n_head, model.cfg.d_head
         empty = [h.new_zeros(H, B, 0, D)] * len(model.blocks)
-        cache = KVCache(empty, empty, cache.pos_keys, cache.pos_clamp)
+        cache = replace(cache, keys=empty, values=empty)
     if cache.keys[0].shape[1] != B:
         raise ValueError(f"cache holds {cache.keys[0].shape[1]} streams, idx has {B}")
-    M = cache.length
-    rs = _pos_keys(model, cache, M + L, max(M + L, mem_len + L), clamp_len, h)
+    M, room, dtype = cache.length, cache.room, kv_dtype(model, idx.device)
+    if room is None or not room.fits(cache, L, dtype):
+        # space for 8 more segments (64 positions when generating, L = 1): the M kept
+        # are copied once per 8 segments, not once per segment
+        room = Room(cache.keys, cache.values, 8 * max(L, 8), dtype)
+    end = room.used  # the cache is room[end - M : end]
+    rs = cached_rel_keys(model, cache, M + L, max(M + L, mem_len + L), clamp_len, h)
     mask = causal_mask(L, M, window, idx.device)  # (L, K)
     kept = []  # per layer (keys, values) of the next memory
-    for block, k_old, v_old, r in zip(model.blocks, cache.keys, cache.values, rs):
-        attend = _cached_attention(block, k_old, v_old, r, mask, mem_len, kept)
+    for block, buf, r in zip(model.blocks, room.bufs, rs):
+        attend = _cached_attention(block, buf, end - M, end, r, mask, mem_len, kept)
         h = block.residual(h, attend)  # (B, L, C)
+    room.used = end + L
     logits, loss = model.readout(h, targets)
-    new = KVCache(*map(list, zip(*kept)), cache.pos_keys, cache.pos_clamp)
-    return CachedOutput(logits, loss, new)
+    keys, values = map(list, zip(*kept))
+    return CachedOutput(logits, loss, replace(cache, keys=keys, values=values,
+                                              room=room, end=end + L))
 
 
 @torch.no_grad()

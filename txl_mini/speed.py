@@ -125,7 +125,9 @@ def flops_per_char(cfg: ModelConfig, attn_len: int, seg_len: int) -> dict:
     over all K keys of the segment (q.k, q.r, sum over values: the masked entries are
     computed too); vanilla: two products over (A + 1) / 2 keys on average (the causal
     kernel skips the future); the output head (C x V) at every position computed.
-    Embeddings, softmax, layer norms and biases are left out (O(C) per position).
+    Embeddings, softmax, layer norms and biases are left out (O(C) per position), and so
+    are the up to 15 columns `fast_attention.padded` adds to q.r for a faster kernel:
+    work this implementation chose, which can only lower XL's share of its count.
     """
     A, L, N = attn_len, seg_len, cfg.n_layer
     C, P, F, V = cfg.d_model, cfg.n_head * cfg.d_head, cfg.d_inner, cfg.vocab_size

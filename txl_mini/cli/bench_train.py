@@ -96,7 +96,7 @@ def train_flops_per_token(cfg: ModelConfig, xl: bool, batch: int) -> float:
         2 (K+1) HD, and W_kr R: 2 K C HD / (B L) (one per segment, shared by the batch;
         B from the bench's batch).
     Plus the output softmax layer 2 C V. Embedding lookups, norms, softmax etc. are not
-    counted.
+    counted, nor the up to 15 columns `fast_attention.padded` adds to (b)+(d).
     """
     C, HD, F = cfg.d_model, cfg.n_head * cfg.d_head, cfg.d_inner
     V, L = cfg.vocab_size, cfg.seg_len
