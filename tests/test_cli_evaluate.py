@@ -70,7 +70,7 @@ def test_vanilla_checkpoint_uses_the_sliding_window(run, capsys):
     (["--batch-size", "0"], "--batch-size must be >= 1"),
     (["--seg-len", "0"], "--seg-len must be >= 1"),
     (["--clamp-len", "0"], "--clamp-len must be -1 (off) or >= 1"),
-    (["--batch-size", "1000"], "cannot make 1000 streams"),
+    (["--batch-size", "1000"], "make 1,000 streams of 0, too short for segments"),
 ])
 def test_bad_values(run, capsys, args, words):
     code, _, err = ev(capsys, run / "r", *args)

@@ -192,8 +192,9 @@ def test_text8_messages_name_the_options(tmp_path):
     (["evaluate", "{d}/r", "--chars", "5", "--mode", "sliding"],
      "evaluate: error: --chars 5: the sliding window of L=8 needs at least 10"),
     (["evaluate", "{d}/r", "--batch-size", "1000"],
-     "evaluate: error: --batch-size 1000: the valid split's 100 characters cannot "
-     "make 1000 streams of 2 or more"),
+     "evaluate: error: --batch-size 1000: the valid split's 100 characters make "
+     "1,000 streams of 0, too short for segments of 8 (need > 8 per stream); lower "
+     "--batch-size"),
     (["train", "--preset", "tiny", "--path", "{d}/short.txt", "--batch-size", "1",
       "--run-dir", "{d}/v"],
      "train: error: --path {d}/short.txt: its valid split (5% of the text) has 0 "

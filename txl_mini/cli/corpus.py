@@ -188,17 +188,16 @@ def load_corpus(args, cfg, prog: str, trained: dict | None = None):
     tokens, valid = encode(splits.train), encode(splits.valid[:args.eval_chars])
     sha1 = sha1_tokens(tokens)  # before the sizes: other text's are not the run's
     if trained and sha1 != trained["sha1"]:  # bad input, exit 2, as evaluate says it
+        if args.path and args.corpus == "offline" and not trained.get("path"):
+            raise UsageError(f"{args.run_dir} trained on the generated offline corpus, "
+                             "not a file; drop --path")
         raise UsageError(f"the corpus differs from the one {args.run_dir} was trained "
                          f"on (sha1 {sha1[:12]} vs {trained['sha1'][:12]})" +
                          ("; give the text it trained on with --path FILE"
                           if args.path else ""))
-    T = len(tokens) // args.batch_size
-    if T < cfg.seg_len + 1:
-        raise UsageError(
-            f"the training split has {len(tokens):,} chars: "
-            f"{plural(args.batch_size, 'stream')} of {T:,}, too short for segments of "
-            f"{cfg.seg_len} (need > {cfg.seg_len} per stream); lower --batch-size or "
-            "--seg-len, or use a longer corpus")
+    if short := short_streams(len(tokens), args.batch_size, cfg.seg_len):
+        raise UsageError(f"the training split has {len(tokens):,} chars: {short}; "
+                         "lower --batch-size or --seg-len, or use a longer corpus")
     if len(valid) < 2:  # --eval-chars >= 2, so the file is too short (not the option)
         raise UsageError(f"--path {args.path}: its valid split (5% of the text) has "
                          f"{len(splits.valid)} characters; validation needs at least "
@@ -206,6 +205,14 @@ def load_corpus(args, cfg, prog: str, trained: dict | None = None):
     corpus = {"name": args.corpus, "path": args.path, "chars": len(tokens),
               "sha1": sha1}
     return tokens, valid, corpus
+
+
+def short_streams(n: int, B: int, L: int) -> str | None:
+    """Train's and evaluate's check of B streams cut from n characters: each must
+    hold a segment of L and its targets, else what is wrong (None: they do)."""
+    T = n // B
+    return None if T > L else (f"{plural(B, 'stream')} of {T:,}, too short for "
+                               f"segments of {L} (need > {L} per stream)")
 
 
 def check_recorded(corpus: str, path: str, meta: dict, ckpt: str) -> None:

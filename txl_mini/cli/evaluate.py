@@ -13,7 +13,6 @@ import torch
 from ..data import CORPORA, OFFLINE_CHARS, load_corpus_split
 from ..evaluate import evaluate_segments, evaluate_sliding_window
 from ..text8 import DataError
-from . import plural
 from .checkpoints import corpus_name, open_checkpoint
 from .corpus import (
     check_not_empty,
@@ -21,6 +20,7 @@ from .corpus import (
     check_text_file,
     option_names,
     refuse_path,
+    short_streams,
 )
 from .errors import printable
 from .memory import check_memory
@@ -118,11 +118,13 @@ def settings(args, model) -> tuple[str, int, int, dict, int]:
 
 
 def check_length(args, mode: str, L: int, n_split: int, n: int, text: str) -> None:
-    """Enough characters for the evaluation, else the one to blame: the text (its
-    split too short for any run), --batch-size (too many streams for the split) or
-    --chars (it cut the split too short)."""
+    """Enough characters, else the one to blame: the text (its split too short for
+    any run), --batch-size (too many streams for the split) or --chars (it cut the
+    split too short). B > 1 streams each hold a segment, as in train: each stream's
+    first character and the N % B past the last go unscored (400 streams of 2: 599
+    of 999)."""
     B = args.batch_size
-    least, need = (L + 2, L + 2) if mode == "sliding" else (2, 2 * B)
+    least, need = (L + 2,) * 2 if mode == "sliding" else (2, 2 if B < 2 else B * L + B)
     if n >= need:
         return
     what = (f"the sliding window of L={L} needs at least {L + 2}" if mode == "sliding"
@@ -132,13 +134,14 @@ def check_length(args, mode: str, L: int, n_split: int, n: int, text: str) -> No
         shorter = " or a smaller --seg-len" if args.seg_len else ""
         raise UsageError(f"{where}: its {args.split} split (5% of the text) has "
                          f"{n_split} characters; {what}; give a longer text{shorter}")
-    if n_split < need:
-        raise UsageError(f"--batch-size {B}: the {args.split} split's {n_split:,} "
-                         f"characters cannot make {B} streams of 2 or more")
     if mode == "sliding":
         raise UsageError(f"--chars {args.chars}: {what}")
-    raise UsageError(f"--chars {args.chars}: {plural(n, 'character')} cannot make "
-                     f"{plural(B, 'stream')} of 2 or more")
+    if n_split < need:
+        raise UsageError(f"--batch-size {B}: the {args.split} split's {n_split:,} "
+                         f"characters make {short_streams(n_split, B, L)}; lower "
+                         "--batch-size")
+    raise UsageError(f"--chars {args.chars} with --batch-size {B}: "
+                     f"{short_streams(n, B, L)}; lower --batch-size or raise --chars")
 
 
 @command(PROG, errors=(OSError, ValueError, DataError))  # CheckpointError: a ValueError

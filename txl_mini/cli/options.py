@@ -81,8 +81,12 @@ class Parser(argparse.ArgumentParser):
         for kind in (int, float):  # Python's own take any Unicode digit: '١' is 1
             self.register("type", kind, ascii_only(kind))
 
-    def error(self, message):
-        raise SystemExit(fail(self.prog, f"error: {message} (see --help)"))
+    def error(self, message):  # the official code's --mem_len: did you mean --mem-len?
+        said = message.split()[2:] if message.startswith("unrecognized") else []
+        near = [o for w in said if w.startswith("--") and "_" in w and
+                (o := w.split("=")[0].replace("_", "-")) in self._option_string_actions]
+        hint = f"did you mean {', '.join(near)}?" if near else "see --help"
+        raise SystemExit(fail(self.prog, f"error: {message} ({hint})"))
 
     def print_help(self, file=None):
         finishing()  # the last text, as fail's line
