@@ -1,0 +1,60 @@
+"""Issue 31, the nineteenth probe (19a), as a user's shell runs the commands.
+
+1. `data offline --out C --deps-out D --overwrite`: a Ctrl-C between the two renames
+   left the new plantings beside the old corpus. Both are now fsync'ed first and
+   renamed with the stop held: the old pair or the new one, never a mix.
+2. A run folder with a newline in its name split the pause line (stdout) and the
+   stop line (stderr) in two.
+3. The way-out hints (`continue with --resume X`, ...) could not be pasted where X
+   starts with '-' or holds a space or a control character: now quoted as bash reads
+   them back.
+4. Under `umask 0222` every write failed 'Permission denied' in a writable folder.
+5. `train --resume R` with a truncated R/last.pt named no way out."""
+
+import os
+import signal
+import time
+
+from test_cli_faults import start
+
+from txl_mini.corpus import deps_tsv, make_offline_corpus
+
+PROG = "python -m txl_mini train"
+
+
+def test_a_ctrl_c_between_the_renames_never_leaves_a_mixed_pair(tmp_path):
+    """The probe's race, tried several times: SIGINT as soon as D's temporary is
+    renamed while C's is still there (C's fsync is the slow part)."""
+    chars = 4_000_000
+    c, d = tmp_path / "c.txt", tmp_path / "d.tsv"
+    old = make_offline_corpus(chars, seed=1)
+    old_c, old_d = old.text.encode(), deps_tsv(old).encode()
+    new = make_offline_corpus(chars, seed=2)
+    new_c, new_d = new.text.encode(), deps_tsv(new).encode()
+    del old, new
+    raced = 0
+    for _ in range(4):
+        c.write_bytes(old_c)
+        d.write_bytes(old_d)
+        proc = start(["data", "offline", "--chars", str(chars), "--seed", "2",
+                      "--out", str(c), "--deps-out", str(d), "--overwrite"])
+        both = False
+        while proc.poll() is None:
+            names = os.listdir(tmp_path)
+            has_c = any(n.startswith(".c.txt.") for n in names)
+            has_d = any(n.startswith(".d.tsv.") for n in names)
+            if has_c and has_d:
+                both = True
+            elif both and has_c:  # D renamed (or gone), C not yet: the probe's moment
+                proc.send_signal(signal.SIGINT)
+                raced += 1
+                break
+            time.sleep(0.0005)
+        out, err = proc.communicate(timeout=120)
+        assert "Traceback" not in err, err
+        pair = (c.read_bytes(), d.read_bytes())
+        assert pair in ((old_c, old_d), (new_c, new_d)), (
+            f"a mixed pair: corpus {'old' if pair[0] == old_c else 'new'}, plantings "
+            f"{'old' if pair[1] == old_d else 'new'}; {err}")
+        assert not [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
+    print(f"raced {raced} of 4")
