@@ -12,10 +12,14 @@
 5. `train --resume R` with a truncated R/last.pt named no way out."""
 
 import os
+import shutil
 import signal
+import subprocess
+import sys
 import time
 
-from test_cli_faults import start
+import pytest
+from test_cli_faults import ENV, start, tiny
 
 from txl_mini.corpus import deps_tsv, make_offline_corpus
 
@@ -58,3 +62,31 @@ def test_a_ctrl_c_between_the_renames_never_leaves_a_mixed_pair(tmp_path):
             f"{'old' if pair[1] == old_d else 'new'}; {err}")
         assert not [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
     print(f"raced {raced} of 4")
+
+def _umask_0222(tmp_path, argv):
+    """`python -m txl_mini ARGV` under `umask 0222`; as root, without the
+    capability that lets root write a 0400 file."""
+    cmd = f"umask 0222; exec {sys.executable} -m txl_mini " + " ".join(
+        f"'{a}'" for a in argv)
+    pre = []
+    if os.geteuid() == 0:
+        if not shutil.which("setpriv"):
+            pytest.skip("root without setpriv: the umask's effect is not seen")
+        caps = "-dac_override,-dac_read_search"
+        pre = ["setpriv", f"--bounding-set={caps}", f"--inh-caps={caps}"]
+    return subprocess.run([*pre, "bash", "-c", cmd], cwd=tmp_path, env=ENV,
+                          text=True, capture_output=True, timeout=300)
+
+
+def test_files_are_written_under_a_umask_without_the_owners_write_bit(tmp_path, text):
+    res = _umask_0222(tmp_path, ["data", "offline", "--chars", "1000", "--out",
+                                 "c.txt", "--deps-out", "d.tsv"])
+    assert res.returncode == 0, res.stderr
+    assert len((tmp_path / "c.txt").read_text()) == 1000
+    assert (tmp_path / "d.tsv").read_text().startswith("cue")
+    os.mkdir(tmp_path / "r")  # a writable folder: the run's files go in it
+    res = _umask_0222(tmp_path, ["train", *tiny(text, "r", steps=2), "--out",
+                                 "m.pt"])
+    assert res.returncode == 0, res.stderr
+    assert (tmp_path / "m.pt").is_file() and (tmp_path / "r" / "last.pt").is_file()
+    assert not [n for n in os.listdir(tmp_path / "r") if n.endswith(".tmp")]
