@@ -19,7 +19,7 @@ import sys
 import time
 
 import pytest
-from test_cli_faults import ENV, start, tiny
+from test_cli_faults import ENV, start, tiny, txl, wait_for
 
 from txl_mini.corpus import deps_tsv, make_offline_corpus
 
@@ -62,6 +62,55 @@ def test_a_ctrl_c_between_the_renames_never_leaves_a_mixed_pair(tmp_path):
             f"{'old' if pair[1] == old_d else 'new'}; {err}")
         assert not [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
     print(f"raced {raced} of 4")
+
+def _pasted(tmp_path, hint: str):
+    """`python -m txl_mini train HINT...` as bash reads the pasted words."""
+    return subprocess.run(["bash", "-c", f"{sys.executable} -m txl_mini train {hint}"],
+                          cwd=tmp_path, env=ENV, text=True, capture_output=True,
+                          timeout=300)
+
+
+@pytest.mark.parametrize("name", ["-r", "my run", "a\nb", "it's \\ \x1b"])
+def test_the_pause_line_is_one_line_and_its_hint_pastes(tmp_path, text, name):
+    res = txl("train", *tiny(text, "x", steps=4)[:-2], f"--run-dir={name}",
+              "--pause-at", "2", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    line = res.stdout.splitlines()[-1]
+    shown = name.replace("\n", "\\n").replace("\x1b", "\\x1b")
+    assert line.startswith(f"paused at step 2: saved {shown}/last.pt; continue with "
+                           "--resume "), res.stdout
+    hint = line.split("continue with ", 1)[1]
+    res = _pasted(tmp_path, hint)
+    assert res.returncode == 0, res.stderr
+    assert "resuming at step 2" in res.stderr + res.stdout, (hint, res.stderr)
+
+
+def test_the_stop_line_of_a_run_folder_with_a_newline_is_one_line(tmp_path, text):
+    r = tmp_path / "a\nb"
+    proc = start(["train", *tiny(text, r, steps=100000), "--save-every", "1"])
+    wait_for(lambda: (r / "last.pt").exists())  # the loop is running
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    shown = str(r).replace("\n", "\\n")
+    assert err.count("\n") == 1 and err.startswith(f"SIGINT: saved {shown}/last.pt at "
+                                                   "step "), err
+    assert err.endswith(f"; continue with --resume $'{shown}'\n"), err
+
+
+def test_the_refusals_hints_paste_too(tmp_path, text):
+    res = txl("train", *tiny(text, "x", steps=4)[:-2], "--run-dir=-r", "--pause-at",
+              "2", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    res = txl("train", *tiny(text, "x", steps=4)[:-2], "--run-dir=-r", cwd=tmp_path)
+    assert res.returncode == 2 and res.stderr == (
+        f"{PROG}: error: run directory -r already exists; pass --resume ./-r to "
+        "continue it or --overwrite to start over\n"), res.stderr
+    os.remove(tmp_path / "-r" / "last.pt")
+    res = txl("train", "--resume=-r", cwd=tmp_path)
+    assert res.returncode == 2 and res.stderr.endswith(
+        "put it back to continue, or start the run again with --run-dir ./-r "
+        "--overwrite and its options\n"), res.stderr
 
 def _umask_0222(tmp_path, argv):
     """`python -m txl_mini ARGV` under `umask 0222`; as root, without the

@@ -17,6 +17,7 @@ from ..checkpoint import MODEL_CLASSES
 from .checkpoints import check_meta, check_state, read_input
 from .curves import draw_missing
 from .ddp import check_world
+from .errors import typed
 from .folders import check_writable
 from .options import UsageError, flag
 from .paths import refuse_loop, refuse_recorded, refuse_special
@@ -83,7 +84,7 @@ def restore_options(args, argv, parser: argparse.ArgumentParser, check) -> dict:
         refuse_folder_out(args.out, args.resume)
     if "path" not in given and args.path:  # gone, a FIFO now...
         refuse_recorded(args.path, f"the text {args.resume} trained on",
-                        f"with --resume {args.resume} --path FILE")
+                        f"with --resume {typed(args.resume)} --path FILE")
     return config
 
 
