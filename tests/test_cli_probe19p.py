@@ -63,6 +63,7 @@ def test_a_ctrl_c_between_the_renames_never_leaves_a_mixed_pair(tmp_path):
         assert not [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
     print(f"raced {raced} of 4")
 
+
 def _pasted(tmp_path, hint: str):
     """`python -m txl_mini train HINT...` as bash reads the pasted words."""
     return subprocess.run(["bash", "-c", f"{sys.executable} -m txl_mini train {hint}"],
@@ -111,6 +112,20 @@ def test_the_refusals_hints_paste_too(tmp_path, text):
     assert res.returncode == 2 and res.stderr.endswith(
         "put it back to continue, or start the run again with --run-dir ./-r "
         "--overwrite and its options\n"), res.stderr
+
+
+def test_a_truncated_last_pt_names_the_way_out(tmp_path, text):
+    r = tmp_path / "my run"
+    res = txl("train", *tiny(text, r, steps=4), "--pause-at", "2")
+    assert res.returncode == 0, res.stderr
+    last = r / "last.pt"
+    last.write_bytes(last.read_bytes()[:5000])
+    res = txl("train", "--resume", r)
+    assert res.returncode == 2 and res.stderr == (
+        f"{PROG}: error: {last}: truncated or corrupt (5,000 bytes; cannot read the "
+        "archive); put back a good copy, or start the run again with --run-dir "
+        f"'{r}' --overwrite and its options\n"), res.stderr
+
 
 def _umask_0222(tmp_path, argv):
     """`python -m txl_mini ARGV` under `umask 0222`; as root, without the
