@@ -112,7 +112,7 @@ def test_an_interrupted_final_validation_writes_no_out(tmp_path):
 def test_a_corrupt_last_pt_on_resume_is_bad_input(paused, tmp_path, damage):
     """Finding 4: a damaged last.pt on --resume exited 1 (evaluate: 2 for the same
     file); the README says 2 for a file that is not a checkpoint. The line is
-    unchanged."""
+    unchanged, but for the way out it now ends with (issue 31, probe 19)."""
     r = tmp_path / "r"
     shutil.copytree(paused, r)
     last = r / "last.pt"
@@ -131,8 +131,10 @@ def test_a_corrupt_last_pt_on_resume_is_bad_input(paused, tmp_path, damage):
         torch.save(ckpt, last)
         why = ("weights do not match the stored config: embed.weight is (1,) in the "
                "file, (27, 16) for the config")
-    res = txl("train", "--resume", r)
-    assert one_line(res, 2) == f"{PROG}: error: {last}: {why}"
+    res = txl("train", "--resume", r)  # and the way out (tests/test_cli_probe19p.py)
+    assert one_line(res, 2) == (f"{PROG}: error: {last}: {why}; put back a good copy, "
+                                f"or start the run again with --run-dir {r} "
+                                "--overwrite and its options")
 
 
 def argparse_namespace():

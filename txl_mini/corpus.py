@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import random
-from contextlib import ExitStack
+from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, field
 from typing import Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
@@ -224,19 +224,24 @@ def deps_tsv(corpus: OfflineCorpus) -> str:
 
 
 def write_offline_corpus(corpus: OfflineCorpus, path: PathLike,
-                         deps_path: Optional[PathLike] = None) -> None:
+                         deps_path: Optional[PathLike] = None,
+                         hold=nullcontext) -> None:
     """Write the text (and optionally a TSV of the plantings), atomically. Both are
-    written before either is renamed, so a failure (a full disk) leaves the old pair,
-    never a new corpus beside old plantings; an OSError names the file, not its
-    temporary."""
+    written and fsync'ed before either is renamed, so a failure (a full disk) leaves the
+    old pair, never a new corpus beside old plantings; the two renames happen inside
+    `hold()` (the command line's stop.held: a Ctrl-C between them left new plantings
+    beside the old corpus). An OSError names the file, not its temporary."""
     files = [(path, corpus.text)]
     if deps_path is not None:
         files.append((deps_path, deps_tsv(corpus)))
-    with ExitStack() as renames:  # each atomic_path renames as the stack unwinds
+    with ExitStack() as held, ExitStack() as renames:  # atomic_path renames at exit
         for name, text in files:
             try:
                 tmp = renames.enter_context(atomic_path(name))
                 with open(tmp, "w", encoding="ascii", newline="") as f:
                     f.write(text)
+                    f.flush()
+                    os.fsync(f.fileno())  # the slow part, before any rename
             except OSError as e:  # ENOSPC names no file
                 raise OSError(e.errno, e.strerror, os.fspath(name)) from None
+        held.enter_context(hold())  # left after `renames` is: both renames, or none

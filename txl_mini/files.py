@@ -49,7 +49,11 @@ def atomic_path(path: PathLike, was=ANY) -> Iterator[str]:
         while tmp is None:  # named before it is made: a stop from then on removes it
             tmp = str(path.parent / f".{path.name}.{_draw()}{TEMP_SUFFIX}")
             try:  # (mkstemp made it first: a Ctrl-C there left it behind)
-                os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                try:  # a umask without the owner's write bit (0222) made it 0400:
+                    os.fchmod(fd, 0o600)  # the writer's open(tmp, "w") was refused
+                finally:
+                    os.close(fd)
             except FileExistsError:
                 tmp = None  # another writer's: draw again, and leave it be
             except OSError as e:  # it names the temporary, a file nobody asked for

@@ -17,6 +17,7 @@ from ..corpus import BOOK_CORPORA
 from ..data import MAX_TEXT_BYTES, OFFLINE_CHARS, CharVocab, corpus_splits
 from ..text8 import CacheError, DataError
 from . import plural
+from .errors import typed
 from .options import UsageError, rank_zero
 from .outputs import check_cache_env, check_download_folder
 from .paths import refuse_directory, refuse_fd_path, refuse_missing, refuse_recorded
@@ -229,4 +230,5 @@ def check_recorded(corpus: str, path: str, meta: dict, ckpt: str) -> None:
     if sha1 != want:
         raise UsageError(f"{path} is not the text {ckpt} was trained on any more "
                          f"(sha1 {sha1[:12]} vs {want[:12]}); give that text with "
-                         f"--path FILE, or --path {path} to evaluate on this one")
+                         f"--path FILE, or --path {typed(path)} to evaluate on this "
+                         "one")

@@ -18,6 +18,7 @@ from .outputs import check_output, refuse_in_run, sweep_temps
 from .paths import expand, not_a_folder, refuse_empty, same_file, writable_folder
 from .rundir import OWN, remove_created
 from .stdout import StdoutFailed
+from .stop import held
 
 # the default --distances, the generator's (train's corpus): one that fits in no
 # --chars as small as 1,000 is left empty, as train leaves it, not refused
@@ -88,7 +89,7 @@ def _write(args: argparse.Namespace, files: list, made: list):
         _refuse_far(empty, args.chars)  # far either: the default's is the same one
     _refuse_replacing(args, files, corpus.text, deps_tsv(corpus))
     try:
-        write_offline_corpus(corpus, args.out, deps_path=args.deps_out)
+        write_offline_corpus(corpus, args.out, deps_path=args.deps_out, hold=held)
     except OSError as e:  # a full disk: what it could not write (nothing replaced)
         raise DataError(f"cannot write {e.filename}: {why(e)}") from None
     return corpus

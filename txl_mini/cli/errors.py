@@ -9,6 +9,7 @@ import errno
 import os
 import re
 import resource
+import shlex
 import sys
 from types import ModuleType
 
@@ -43,6 +44,18 @@ def printable(text: str, stream) -> str:
     text = "".join(c if c.isprintable() or "\udc80" <= c <= "\udcff" else
                    repr(c)[1:-1] for c in text)
     return writable(text, stream)
+
+
+def typed(path) -> str:
+    """`path` as a hint prints it for the user to paste (`--resume X`): './-x' for a
+    leading '-' (argparse took it for an option), quoted where the shell would split
+    it (shlex), and a name with a control character or a byte not in the locale as
+    bash's $'...', whose escapes are the ones printable() writes."""
+    p = os.fspath(path)
+    p = "./" + p if p.startswith("-") else p
+    if all(c.isprintable() for c in p):
+        return shlex.quote(p)
+    return "$'" + p.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 class UsageError(Exception):

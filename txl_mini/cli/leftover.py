@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import os
 
+from .errors import typed
 from .kinds import not_regular
 from .outputs import is_run_dir
 
@@ -18,6 +19,11 @@ from .outputs import is_run_dir
 # but last.pt are OTHERS, which --resume refuses where one is no file
 FILES = ("config.json", "metrics.jsonl", "curves.png", "last.pt", "best.pt")
 OTHERS = tuple(name for name in FILES if name != "last.pt")
+
+
+def go_on(d) -> str:
+    """The way on after a stop or a pause (cli/run.py), as the user pastes it."""
+    return f"continue with --resume {typed(d)}"
 
 
 def kept(d) -> str:
@@ -28,14 +34,14 @@ def kept(d) -> str:
     odd = d and _no_file(d)
     if d and os.path.isfile(path):
         return (f"{path}, the last checkpoint written, is kept" + (
-            f"; {odd}: move it away, and --resume {d} goes on from that" if odd else
-            f" (--resume {d})"))
+            f"; {odd}: move it away, and --resume {typed(d)} goes on from that"
+            if odd else f" (--resume {typed(d)})"))
     if d and (what := not_regular(path)):  # not 'starts it again': --resume refuses
         return f"{path} is {what}, not a file of the run; move it away"  # as it does
     if odd:
         return f"{not_yet(d)}; {odd}: move it away"
-    return not_yet(d) + (f" (--resume {d} starts it again)" if d and is_run_dir(d)
-                         else "")
+    return not_yet(d) + (f" (--resume {typed(d)} starts it again)"
+                         if d and is_run_dir(d) else "")
 
 
 def _no_file(d: str) -> str | None:

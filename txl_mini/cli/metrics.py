@@ -67,6 +67,8 @@ def append_metrics(run_dir: str, record: dict) -> None:
     path, line = os.path.join(run_dir, "metrics.jsonl"), json.dumps(record) + "\n"
     new = not os.path.exists(path)
     with naming(path), open(path, "ab", buffering=0) as f:  # close() writes nothing
+        if new:  # it is appended to line by line: umask 0222 made it 0444, next refused
+            os.fchmod(f.fileno(), os.fstat(f.fileno()).st_mode & 0o777 | 0o200)
         size = f.tell()  # its end
         try:
             if f.write(line.encode()) < len(line):  # a short write: the disk is full

@@ -17,12 +17,13 @@ from ..checkpoint import MODEL_CLASSES
 from .checkpoints import check_meta, check_state, read_input
 from .curves import draw_missing
 from .ddp import check_world
+from .errors import typed
 from .folders import check_writable
 from .options import UsageError, flag
 from .paths import refuse_loop, refuse_recorded, refuse_special
 from .resume_out import finish_out, recorded, refuse_foreign_out
 from .rundir import OWN, refuse_folder_out, refuse_long
-from .saved import refuse_lost
+from .saved import refuse_lost, start_again
 
 # the only options a resumed run may change; --path only to the same text (its sha1
 # is checked), e.g. after the file moved
@@ -85,7 +86,7 @@ def restore_options(args, argv, parser: argparse.ArgumentParser, check) -> dict:
         refuse_folder_out(args.out, args.resume)
     if "path" not in given and args.path:  # gone, a FIFO now...
         refuse_recorded(args.path, f"the text {args.resume} trained on",
-                        f"with --resume {args.resume} --path FILE")
+                        f"with --resume {typed(args.resume)} --path FILE")
     return config
 
 
@@ -154,7 +155,11 @@ def read_last(run_dir: str, config: dict, steps: int, device, writes=True) -> di
         refuse_lost(run_dir, config)
         refuse_foreign_out(config, run_dir)  # it starts again from step 0
         return None
-    ckpt = read_input(path, device)  # damaged, a sparse weight: bad input, exit 2
+    try:  # damaged, a sparse weight: bad input, exit 2
+        ckpt = read_input(path, device)
+    except UsageError as e:  # as for a lost one, the way out (it named none)
+        raise UsageError(f"{e}; put back a good copy, or "
+                         f"{start_again(run_dir)}") from None
     check_meta(ckpt["meta"], path)
     if not isinstance(ckpt.get("extra"), dict) or "step" not in ckpt["extra"]:
         raise UsageError(f"{path} has no training state (weights only); it cannot "

@@ -15,6 +15,7 @@ import os
 import torch
 
 from ..checkpoint import CheckpointError, build_model, read_checkpoint, save_checkpoint
+from .errors import typed
 from .options import UsageError
 from .outputs import naming
 from .paths import check_out, writable_folder
@@ -39,8 +40,8 @@ def recorded(config: dict, run_dir: str) -> str | None:
 
 def _not_ours(out: str, run_dir: str, what: str, writes: str) -> UsageError:
     """The one line for a file at --out that the resume leaves as it is."""
-    return UsageError(f"--out {out} {what}; move it away, and --resume {run_dir} "
-                      f"writes {writes}")
+    return UsageError(f"--out {out} {what}; move it away, and --resume "
+                      f"{typed(run_dir)} writes {writes}")
 
 
 def finish_out(out: str, run_dir: str, ckpt: dict, device) -> str:

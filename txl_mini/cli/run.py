@@ -25,7 +25,7 @@ from ..model import TransformerXL, VanillaTransformer
 from ..train import NonFiniteLoss, TrainConfig, lr_at, train_step
 from .curves import plot_curves
 from .ddp import any_rank, rank_world, rng_state, set_rng_state
-from .leftover import after_nan, in_run_dir
+from .leftover import after_nan, go_on, in_run_dir
 from .metrics import append_metrics, resumed_history
 from .outputs import naming
 from .saved import note_saved
@@ -127,7 +127,7 @@ class Run:
         if self.rank == 0:
             plot_curves(self.dir, self.history)
         return Stop(f"{name}: saved {self.dir}/last.pt at step {self.step}/"
-                    f"{self.tc.steps}; continue with --resume {self.dir}",
+                    f"{self.tc.steps}; {go_on(self.dir)}",
                     exit_code(name))
 
     # -- logging -----------------------------------------------------------------------
@@ -243,7 +243,7 @@ class Run:
         if a.pause_at and self.step == a.pause_at and not final:
             self.save()
             raise Stop(f"paused at step {self.step}: saved {self.dir}/last.pt; "
-                       f"continue with --resume {self.dir}", 0)
+                       f"{go_on(self.dir)}", 0)
 
 
 def _finite_or_none(x: float):

@@ -17,7 +17,7 @@ from dataclasses import asdict
 
 from ..files import ANY, TEMP_SUFFIX, name_too_long, remove_stale_temps, snapshot
 from . import plural
-from .errors import printable
+from .errors import printable, typed
 from .folders import PROBE, check_writable
 from .leftover import FILES, LOCKED, identity
 from .lock import LOCK_NAME, RunLock
@@ -154,8 +154,9 @@ def _check_new(args, d: str, created: list, named: str) -> None:
                              f"train (it holds {what}); give a new or empty directory"
                              + ("" if named == "--run-dir" else " with --run-dir DIR"))
         if not args.overwrite and set(os.listdir(d)) & set(FILES):
-            raise UsageError(f"run directory {d} already exists; pass --resume {d} "
-                             "to continue it or --overwrite to start over")
+            raise UsageError(f"run directory {d} already exists; pass --resume "
+                             f"{typed(d)} to continue it or --overwrite to start "
+                             "over")
     if args.out and os.path.exists(args.out) and not args.overwrite:
         raise UsageError(f"--out {args.out} already exists; pass --overwrite to "
                          "replace it")

@@ -15,7 +15,7 @@ import json
 import os
 import sys
 
-from .errors import printable
+from .errors import printable, typed
 from .options import UsageError
 from .outputs import write_text
 from .paths import gone, refuse_dangling, refuse_loop
@@ -40,10 +40,15 @@ def refuse_lost(run_dir: str, config: dict) -> None:
     if not isinstance(step, int) or isinstance(step, bool):
         return
     path = os.path.join(run_dir, "last.pt")
-    raise UsageError(
-        f"{path} {gone(path)}, but the run wrote it at "
-        f"step {step} (config.json records it); put it back to continue, or start "
-        f"the run again with --run-dir {run_dir} --overwrite and its options")
+    raise UsageError(f"{path} {gone(path)}, but the run wrote it at step {step} "
+                     f"(config.json records it); put it back to continue, or "
+                     f"{start_again(run_dir)}")
+
+
+def start_again(run_dir: str) -> str:
+    """The way out when a run's last.pt is gone or damaged, as the user pastes it."""
+    return (f"start the run again with --run-dir {typed(run_dir)} --overwrite and "
+            "its options")
 
 
 def run_checkpoint(run_dir: str) -> str:

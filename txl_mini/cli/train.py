@@ -198,9 +198,9 @@ def main(argv=None, on_step=None) -> int:
     except Finished as e:
         return fail(PROG, str(e), 0)
     except stop.Stop as e:
-        if rank_world()[0] == 0:
-            # a signal or an error is news for the terminal, not output for a pipe
-            print(str(e), file=sys.stdout if e.code == 0 else sys.stderr, flush=True)
+        if rank_world()[0] == 0:  # a signal, an error: news for a terminal, not a pipe
+            out = sys.stdout if e.code == 0 else sys.stderr  # its newline escaped too
+            print(errors.printable(str(e), out), file=out, flush=True)
         return e.code
     except stop.Abort as e:
         return fail(PROG, f"{e.again}: stopped at once without saving; "
