@@ -47,11 +47,11 @@ def restore_options(args, argv, parser: argparse.ArgumentParser, check) -> dict:
     defaults = {a.dest: a.default for a in parser._actions}
     for action in parser._actions:  # parsed again, only the options given remain
         action.default = argparse.SUPPRESS
-    typed = vars(parser.parse_args(argv))
-    given = set(typed)
+    values = vars(parser.parse_args(argv))
+    given = set(values)
     refused = given - set(MAY_CHANGE)
     if refused:  # as typed: False only from --no-fast-attn (BooleanOptionalAction)
-        names = ", ".join(flag("no_" * (typed[g] is False) + g)
+        names = ", ".join(flag("no_" * (values[g] is False) + g)
                           for g in sorted(refused))
         raise UsageError("--resume continues the run with its own settings; "
                          f"drop {names}")
