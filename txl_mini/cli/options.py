@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import argparse
 import functools
-import inspect
 import os
 import re
 import sys
-import tokenize
 from dataclasses import fields
 
 import torch
@@ -20,6 +18,7 @@ import torch
 from ..config import POS_ENCODINGS, PRESETS, ModelConfig
 from .ddp import launched_rank
 from .errors import UsageError, printable
+from .field_help import field_comments
 from .stop import finishing, stopped
 
 DEVICES = ("auto", "cpu", "cuda", "mps")
@@ -128,27 +127,6 @@ def preset_help() -> str:
     sizes = "; ".join(f"{name}: {c.n_layer} layers, d_model {c.d_model}, "
                       f"L={c.seg_len}, M={c.mem_len}" for name, c in PRESETS.items())
     return f"model size ({sizes})"
-
-
-def field_comments(cls) -> dict[str, str]:
-    """Each dataclass field's why-comment in its source: the comment lines right
-    above it, then the one at the end of its line."""
-    lines = inspect.getsourcelines(cls)[0]
-    tokens = tokenize.generate_tokens(iter(lines).__next__)
-    comment = {t.start[0] - 1: t for t in tokens if t.type == tokenize.COMMENT}
-    names, out, above = {f.name for f in fields(cls)}, {}, []
-    for i, line in enumerate(lines):
-        c = comment.get(i)
-        code = line[:c.start[1]] if c else line
-        text = c.string.lstrip("# ").strip() if c else ""
-        m = re.match(r"\s*(\w+)\s*:", code)
-        if not code.strip() and c:
-            above.append(text)
-            continue
-        if m and m.group(1) in names:
-            out[m.group(1)] = " ".join(above + [text]).strip()
-        above = []
-    return out
 
 
 def flag(name: str) -> str:
