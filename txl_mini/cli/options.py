@@ -20,6 +20,7 @@ from .ddp import launched_rank
 from .errors import UsageError, printable
 from .field_help import field_comments
 from .stop import finishing, stopped
+from .typos import options_meant
 
 DEVICES = ("auto", "cpu", "cuda", "mps")
 
@@ -80,10 +81,9 @@ class Parser(argparse.ArgumentParser):
         for kind in (int, float):  # Python's own take any Unicode digit: '١' is 1
             self.register("type", kind, ascii_only(kind))
 
-    def error(self, message):  # the official code's --mem_len: did you mean --mem-len?
+    def error(self, message):  # --mem_len, --stpes: did you mean --mem-len, --steps?
         said = message.split()[2:] if message.startswith("unrecognized") else []
-        near = [o for w in said if w.startswith("--") and "_" in w and
-                (o := w.split("=")[0].replace("_", "-")) in self._option_string_actions]
+        near = options_meant(said, self)
         hint = f"did you mean {', '.join(near)}?" if near else "see --help"
         raise SystemExit(fail(self.prog, f"error: {message} ({hint})"))
 
