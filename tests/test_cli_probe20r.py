@@ -1,7 +1,8 @@
 """Probe 20's option-parsing findings (fix-31r): a mistyped option or command got no
-hint unless '_' stood for '-'."""
+hint unless '_' stood for '-'; --no-progress was bench's alone."""
 
 import pytest
+from cli_text import words
 from test_cli_faults import one_line, txl
 
 PROG = "python -m txl_mini"
@@ -42,3 +43,24 @@ def test_a_near_miss_names_the_command_meant(tmp_path, name, hint):
     res = txl(name, "--help", cwd=tmp_path)
     assert one_line(res, 2) == f"{PROG}: error: unknown command {name!r} ({hint})"
     assert res.stdout == ""
+
+
+def test_no_progress_is_quiet_in_every_command(paused, tmp_path):
+    """bench's alias of --quiet; train, evaluate, sample and data text8 said
+    'unrecognized arguments: --no-progress'."""
+    (tmp_path / "t.txt").write_text(words(2000))
+    run = ["train", "--preset", "tiny", "--corpus", "offline", "--path", "t.txt",
+           "--steps", "2", "--warmup", "1", "--eval-chars", "60", "--threads", "1"]
+    said = {}
+    for quiet in ("--quiet", "--no-progress"):
+        for argv in (run + ["--run-dir", quiet[2:]],
+                     ["evaluate", paused, "--chars", "60"],
+                     ["sample", paused, "--chars", "5", "--seed", "1"]):
+            res = txl(*argv, "--threads", "1", quiet, cwd=tmp_path)
+            assert res.returncode == 0, res.stderr
+            said.setdefault(argv[0], []).append(res.stderr)
+    assert all(a == b for a, b in said.values()), said
+    assert said["sample"] == ["", ""]
+    res = txl("data", "text8", "--path", "no-such.zip", "--no-progress", cwd=tmp_path)
+    assert one_line(res, 2).startswith(f"{PROG} data text8: error: no such file: "
+                                       "no-such.zip.")

@@ -100,7 +100,8 @@ def ascii_only(kind):
 def add_common(p: argparse.ArgumentParser, checkpoint: bool = False,
                quiet: str = "no progress bar", threads: str = "") -> None:
     """The options every model-running command has: --device, --threads, --quiet
-    (and the checkpoint to read, for evaluate and sample)."""
+    (or --no-progress, as bench and data text8 spell it too) and the checkpoint to
+    read, for evaluate and sample."""
     if checkpoint:
         p.add_argument("checkpoint", help="a .pt file, or a run directory (its "
                        "best.pt), from python -m txl_mini train")
@@ -108,7 +109,7 @@ def add_common(p: argparse.ArgumentParser, checkpoint: bool = False,
                    help="auto: cuda, else mps, else cpu")
     p.add_argument("--threads", type=int, default=None,
                    help=f"torch CPU threads (default: torch's choice{threads})")
-    p.add_argument("--quiet", action="store_true", help=quiet)
+    p.add_argument("--quiet", "--no-progress", action="store_true", help=quiet)
 
 
 def set_threads(threads) -> None:
