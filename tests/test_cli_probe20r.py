@@ -1,5 +1,7 @@
 """Probe 20's option-parsing findings (fix-31r): a mistyped option or command got no
-hint unless '_' stood for '-'; --no-progress was bench's alone."""
+hint unless '_' stood for '-'; --no-progress was bench's alone; and an option
+pasted from a web page, its '--' turned into a dash ('—chars'), was taken as the
+checkpoint, and the words after it were blamed."""
 
 import pytest
 from cli_text import words
@@ -64,3 +66,40 @@ def test_no_progress_is_quiet_in_every_command(paused, tmp_path):
     res = txl("data", "text8", "--path", "no-such.zip", "--no-progress", cwd=tmp_path)
     assert one_line(res, 2).startswith(f"{PROG} data text8: error: no such file: "
                                        "no-such.zip.")
+
+
+@pytest.mark.parametrize("argv, line", [
+    (["evaluate", "\u2014chars", "300", "plain"],
+     "evaluate: error: \u2014chars: starts with a '\u2014' (U+2014), not '--'; "
+     "type --chars"),
+    (["evaluate", "plain", "\u2013chars=300"],
+     "evaluate: error: \u2013chars=300: starts with a '\u2013' (U+2013), not '--'; "
+     "type --chars=300"),
+    (["train", "\u2212\u2212steps", "3"],
+     "train: error: \u2212\u2212steps: starts with a '\u2212' (U+2212), not '--'; "
+     "type --steps"),
+    (["sample", "x.pt", "\u2010h"],
+     "sample: error: \u2010h: starts with a '\u2010' (U+2010), not '--'; type -h"),
+    (["data", "offline", "--out", "o", "\u2015seed", "3"],
+     "data offline: error: \u2015seed: starts with a '\u2015' (U+2015), not '--'; "
+     "type --seed"),
+])
+def test_a_pasted_dash_is_named_before_parsing(tmp_path, argv, line):
+    res = txl(*argv, cwd=tmp_path)
+    assert one_line(res, 2) == f"{PROG} {line}"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_option_value_may_start_with_a_dash(paused, tmp_path):
+    """Only a word that begins an argument is refused: --prompt's text (and --out's
+    file name) after their option are values, checked as before."""
+    bad = "error: --prompt: '\u2014' is not in text8's alphabet"
+    for prompt in (["--prompt", "\u2014the"], ["--prom", "\u2014the"],
+                   ["--prompt=\u2014the"]):
+        assert bad in one_line(txl("sample", paused, *prompt), 2)
+    res = txl("data", "offline", "--chars", "1000", "--out", "\u2014o.txt",
+              cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert (tmp_path / "\u2014o.txt").stat().st_size == 1000
+    res = txl("evaluate", paused, "--", "\u2014x", cwd=tmp_path)  # past '--'
+    assert one_line(res, 2).endswith("unrecognized arguments: \u2014x (see --help)")

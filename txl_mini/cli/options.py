@@ -20,7 +20,7 @@ from .ddp import launched_rank
 from .errors import UsageError, printable
 from .field_help import field_comments
 from .stop import finishing, stopped
-from .typos import options_meant
+from .typos import options_meant, pasted_option
 
 DEVICES = ("auto", "cpu", "cuda", "mps")
 
@@ -80,6 +80,11 @@ class Parser(argparse.ArgumentParser):
         super().__init__(formatter_class=HelpFormatter, **kw)
         for kind in (int, float):  # Python's own take any Unicode digit: '١' is 1
             self.register("type", kind, ascii_only(kind))
+
+    def parse_known_args(self, args=None, namespace=None):  # '—chars', pasted
+        if line := pasted_option(sys.argv[1:] if args is None else args, self):
+            raise SystemExit(fail(self.prog, f"error: {line}"))
+        return super().parse_known_args(args, namespace)
 
     def error(self, message):  # --mem_len, --stpes: did you mean --mem-len, --steps?
         said = message.split()[2:] if message.startswith("unrecognized") else []
