@@ -31,6 +31,7 @@ from .stdout import (
     silence,
 )
 from .stop import deferred, first_stop, sigterm_raises, stopped, watch_arrivals
+from .typos import closest
 
 COMMANDS = {  # name -> what it does (the module txl_mini.cli.<name> runs it)
     "train": "train a model with a run directory, checkpoints and exact resume",
@@ -118,8 +119,10 @@ def _list_commands(argv: list) -> int:
             print(f"  {cmd:<9} {what}")
         return 0
     what = f"unknown command {argv[0]!r}" if argv else "which command?"
-    names = ", ".join(COMMANDS)
-    line = f"python -m txl_mini: error: {what} ({names}; --help lists them)"
+    hint = f"{', '.join(COMMANDS)}; --help lists them"
+    if argv and (near := closest(argv[0], COMMANDS)):  # 'Train', 'evalute'
+        hint = f"did you mean {near[0]}?"
+    line = f"python -m txl_mini: error: {what} ({hint})"
     print(printable(line, sys.stderr), file=sys.stderr)
     return 2
 

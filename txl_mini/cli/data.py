@@ -133,7 +133,7 @@ def _parser() -> Parser:
     add("--path", help="local text8.zip or unzipped text8 file (no download)")
     add("--cache-dir", help="where to keep text8.zip (default: $TXL_MINI_CACHE, else "
         "$XDG_CACHE_HOME/txl_mini, else ~/.cache/txl_mini)")
-    add("--quiet", action="store_true", help="no progress bar")
+    add("--quiet", "--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(fn=_cmd_text8, parser=p)
     p = sub.add_parser("stats", help="character statistics of any text file")
     p.add_argument("file", help="the text file")

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import argparse
 import functools
-import inspect
 import os
 import re
 import sys
-import tokenize
 from dataclasses import fields
 
 import torch
@@ -20,7 +18,9 @@ import torch
 from ..config import POS_ENCODINGS, PRESETS, ModelConfig
 from .ddp import launched_rank
 from .errors import UsageError, printable
+from .field_help import field_comments
 from .stop import finishing, stopped
+from .typos import options_meant, pasted_option
 
 DEVICES = ("auto", "cpu", "cuda", "mps")
 
@@ -81,10 +81,14 @@ class Parser(argparse.ArgumentParser):
         for kind in (int, float):  # Python's own take any Unicode digit: '١' is 1
             self.register("type", kind, ascii_only(kind))
 
-    def error(self, message):  # the official code's --mem_len: did you mean --mem-len?
+    def parse_known_args(self, args=None, namespace=None):  # '—chars', pasted
+        if line := pasted_option(sys.argv[1:] if args is None else args, self):
+            raise SystemExit(fail(self.prog, f"error: {line}"))
+        return super().parse_known_args(args, namespace)
+
+    def error(self, message):  # --mem_len, --stpes: did you mean --mem-len, --steps?
         said = message.split()[2:] if message.startswith("unrecognized") else []
-        near = [o for w in said if w.startswith("--") and "_" in w and
-                (o := w.split("=")[0].replace("_", "-")) in self._option_string_actions]
+        near = options_meant(said, self)
         hint = f"did you mean {', '.join(near)}?" if near else "see --help"
         raise SystemExit(fail(self.prog, f"error: {message} ({hint})"))
 
@@ -101,7 +105,8 @@ def ascii_only(kind):
 def add_common(p: argparse.ArgumentParser, checkpoint: bool = False,
                quiet: str = "no progress bar", threads: str = "") -> None:
     """The options every model-running command has: --device, --threads, --quiet
-    (and the checkpoint to read, for evaluate and sample)."""
+    (or --no-progress, as bench and data text8 spell it too) and the checkpoint to
+    read, for evaluate and sample."""
     if checkpoint:
         p.add_argument("checkpoint", help="a .pt file, or a run directory (its "
                        "best.pt), from python -m txl_mini train")
@@ -109,7 +114,7 @@ def add_common(p: argparse.ArgumentParser, checkpoint: bool = False,
                    help="auto: cuda, else mps, else cpu")
     p.add_argument("--threads", type=int, default=None,
                    help=f"torch CPU threads (default: torch's choice{threads})")
-    p.add_argument("--quiet", action="store_true", help=quiet)
+    p.add_argument("--quiet", "--no-progress", action="store_true", help=quiet)
 
 
 def set_threads(threads) -> None:
@@ -128,27 +133,6 @@ def preset_help() -> str:
     sizes = "; ".join(f"{name}: {c.n_layer} layers, d_model {c.d_model}, "
                       f"L={c.seg_len}, M={c.mem_len}" for name, c in PRESETS.items())
     return f"model size ({sizes})"
-
-
-def field_comments(cls) -> dict[str, str]:
-    """Each dataclass field's why-comment in its source: the comment lines right
-    above it, then the one at the end of its line."""
-    lines = inspect.getsourcelines(cls)[0]
-    tokens = tokenize.generate_tokens(iter(lines).__next__)
-    comment = {t.start[0] - 1: t for t in tokens if t.type == tokenize.COMMENT}
-    names, out, above = {f.name for f in fields(cls)}, {}, []
-    for i, line in enumerate(lines):
-        c = comment.get(i)
-        code = line[:c.start[1]] if c else line
-        text = c.string.lstrip("# ").strip() if c else ""
-        m = re.match(r"\s*(\w+)\s*:", code)
-        if not code.strip() and c:
-            above.append(text)
-            continue
-        if m and m.group(1) in names:
-            out[m.group(1)] = " ".join(above + [text]).strip()
-        above = []
-    return out
 
 
 def flag(name: str) -> str:

@@ -1,0 +1,76 @@
+"""What a mistyped command line was probably meant to say: the closest option or
+command to one that is not there, and an option pasted from a web page whose '--'
+became a dash of another kind ('—chars'). No torch here: cli/__init__.py uses it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+# U+2010..U+2015 (hyphen, figure dash, en dash, em dash...) and U+2212 (minus)
+DASHES = "\u2010-\u2015\u2212"
+PASTED = re.compile(f"([{DASHES}])[{DASHES}-]*(?=[^\\W\\d_])")
+
+
+def closest(word: str, names) -> list[str]:
+    """The names nearest `word` (case and '_' for '-' aside), best first; [] when
+    none is close. An exact match after that normalising is the only one."""
+    import difflib  # only for a line of error: not at every command's start
+
+    word = word.lower().replace("_", "-")
+    if word in names:
+        return [word]
+    return difflib.get_close_matches(word, list(names), n=2, cutoff=0.7)
+
+
+def options_meant(words: list[str], parser: argparse.ArgumentParser) -> list[str]:
+    """For each unrecognized word that looks like an option (--stpes, --mem_len=4),
+    the parser's closest long options (--steps, --mem-len)."""
+    longs = {o[2:] for o in parser._option_string_actions if o.startswith("--")}
+    near = []
+    for w in words:
+        name = w.split("=")[0].lstrip("-")
+        if w.startswith("-") and name[:1].isalpha():
+            near += [f"--{o}" for o in closest(name, longs) if f"--{o}" not in near]
+    return near
+
+
+def pasted_dash(word: str) -> str | None:
+    """'—chars: starts with a '—' (U+2014), not '--'; type --chars' for a word that
+    begins with a dash of another kind and then a letter; else None."""
+    m = PASTED.match(word)
+    if m is None:
+        return None
+    rest = word[m.end():]
+    ascii_ = ("-" if len(rest.split("=")[0]) == 1 else "--") + rest
+    return (f"{word}: starts with a {m.group(1)!r} (U+{ord(m.group(1)):04X}), not "
+            f"'--'; type {ascii_}")
+
+
+def pasted_option(args: list[str], parser: argparse.ArgumentParser) -> str | None:
+    """pasted_dash's line for the first such word of `args` that is not an option's
+    value (`--prompt '—x'` is text) nor past '--'; None if there is none. A data
+    subcommand's words are left to its own parser, which knows its options."""
+    subcommands = {name for a in parser._actions
+                   if isinstance(a, argparse._SubParsersAction) for name in a.choices}
+    value = False  # the word before takes a value: this is it
+    for word in args:
+        if word == "--" or (not value and word in subcommands):
+            return None
+        if not value and (line := pasted_dash(word)):
+            return line
+        value = _takes_value(word, parser)
+    return None
+
+
+def _takes_value(word: str, parser: argparse.ArgumentParser) -> bool:
+    """`word` is an option (spelled out or abbreviated, no '=...') taking a value."""
+    if not word.startswith("-") or "=" in word:
+        return False
+    acts = parser._option_string_actions
+    if word in acts:
+        return acts[word].nargs != 0
+    prefixed = {a for o, a in acts.items() if parser.allow_abbrev and
+                word.startswith("--") and o.startswith(word)}
+    return len(prefixed) == 1 and prefixed.pop().nargs != 0
