@@ -71,6 +71,11 @@ def check_settings(model: str, pos_enc: str, M: int, *, vanilla: bool = False,
                     ("with --mem-len 0", " or give --mem-len > 0"))
         raise UsageError(f"same_length needs memory: {why} every query would see only "
                          f"itself; drop --same-length{fix}")
+    if clamp_len != -1 and pos_enc == "shaw":  # evaluate's: train's ModelConfig
+        # refuses the pair first, in like words
+        raise UsageError(f"--clamp-len {clamp_len} does nothing with {model}; its "
+                         "clipping distance is the shaw_clip it was trained with "
+                         "(train's --shaw-clip); drop it")
     if clamp_len != -1 and pos_enc != "relative":
         raise UsageError(f"--clamp-len {clamp_len}: {model} has no relative positions "
                          "to clamp; drop it")
