@@ -27,8 +27,8 @@ def run(tmp_path_factory):
     *[([t], t) for t in ("--no-fast-attn", "--no-tie-weights", "--no-same-length",
                          "--no-untie-r", "--fast-attn")],
     (["--untie-r", "--no-fast-attn", "--lr", "0.1"], "--no-fast-attn, --lr, --untie-r"),
-    (["--fast-attn", "--no-fast-attn"], "--no-fast-attn"),  # the last one counts
-    (["--no-fast-attn", "--fast-attn"], "--fast-attn"),
+    (["--fast-attn", "--no-fast-attn"], "--fast-attn, --no-fast-attn"),  # each one
+    (["--no-fast-attn", "--fast-attn"], "--no-fast-attn, --fast-attn"),  # (fix-31s)
 ])
 def test_resume_names_the_spelling_typed(run, typed, names):
     res = txl("train", "--resume", run, *typed)

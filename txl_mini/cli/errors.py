@@ -49,13 +49,17 @@ def printable(text: str, stream) -> str:
 def typed(path) -> str:
     """`path` as a hint prints it for the user to paste (`--resume X`): './-x' for a
     leading '-' (argparse took it for an option), quoted where the shell would split
-    it (shlex), and a name with a control character or a byte not in the locale as
-    bash's $'...', whose escapes are the ones printable() writes."""
+    it (shlex); and where printable() would alter it on stdout or stderr (a control
+    character, a byte not in the locale, a literal '\\udcfe' it reads as one, an é
+    under PYTHONIOENCODING=ascii), bash's $'...' of its bytes ('lit\\udcfe' was
+    printed as 'lit\\xfe', which named another folder)."""
     p = os.fspath(path)
     p = "./" + p if p.startswith("-") else p
-    if all(c.isprintable() for c in p):
+    if all(printable(p, s) == p for s in (sys.__stdout__, sys.__stderr__)):
         return shlex.quote(p)
-    return "$'" + p.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    return "$'" + "".join("\\" + chr(b) if chr(b) in "\\'" else chr(b) if 32 <= b < 127
+                          else {9: "\\t", 10: "\\n", 13: "\\r"}.get(b, f"\\x{b:02x}")
+                          for b in os.fsencode(p)) + "'"  # \\n as repr() writes it
 
 
 class UsageError(Exception):

@@ -23,11 +23,12 @@ from .corpus import (
     short_streams,
 )
 from .errors import printable
+from .eval_settings import Pinned, settings
 from .memory import check_memory
 from .options import Parser, UsageError, add_common, check_at_least, command, flag
 from .paths import expand, refuse_empty, refuse_stdin
 from .saved import note_last
-from .settings import MAX_DISTANCE, check_distances, check_settings
+from .settings import MAX_DISTANCE, check_distances
 
 PROG = "python -m txl_mini evaluate"
 
@@ -50,8 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
     add("--mem-len", type=int, help="M, memory length (default: the model's)")
     add("--clamp-len", type=int, help="share R beyond this distance (-1: never; "
         "default: the model's; Transformer-XL only)")
-    add("--same-length", action="store_true",
-        help="every query sees the same number of keys (needs memory)")
+    add("--same-length", action=argparse.BooleanOptionalAction, help="every query "
+        "sees only its last max(M, 1) keys (sliding: M is the checkpoint's mem_len); "
+        "default: the checkpoint's setting")
     add("--batch-size", type=int, default=1, help="B parallel streams (sliding: "
         "windows at once; 1 means 64 windows); more streams at once is usually faster "
         "on a CPU, by a factor that depends on the machine (the time is printed)")
@@ -73,48 +75,6 @@ def corpus_of(args, meta: dict, path: str) -> tuple[str, str | None]:
         raise UsageError(f"{path} was trained on a corpus evaluate cannot rebuild "
                          f"({what}); pass --corpus and --path")
     return corpus, meta.get("corpus_path")
-
-
-def settings(args, model) -> tuple[str, int, int, dict, int]:
-    """(mode, L, M, the model's evaluation settings to pass to each call, the keys
-    each query sees at most: 0 for all); an option that would be ignored or silently
-    wrong is refused."""
-    vanilla = type(model).__name__ == "VanillaTransformer"
-    mode = ("sliding" if vanilla else "segments") if args.mode == "auto" else args.mode
-    if vanilla and args.mem_len:
-        raise UsageError("--mem-len: a vanilla checkpoint has no memory")
-    if mode == "sliding" and args.mem_len:  # else shown as M=4, and never used
-        raise UsageError("--mem-len: the sliding window has no memory; drop it")
-    cfg = model.cfg
-    M = 0 if vanilla or mode == "sliding" else (
-        cfg.mem_len if args.mem_len is None else args.mem_len)
-    if args.no_cache:  # the cache holds XL's memory: else --no-cache does nothing
-        none = ("a vanilla checkpoint has no key/value cache" if vanilla else
-                "the sliding window has no key/value cache" if mode == "sliding" else
-                "with M=0 there is no memory to cache" if M == 0 else None)
-        if none:
-            raise UsageError(f"--no-cache: {none}; drop it")
-    # the checkpoint's same_length needs memory: with --mem-len 0 there is none, so it
-    # is dropped (no option turns it off). The sliding window keeps it: without mems
-    # each query sees its last max(mem_len, 1) keys, the checkpoint's own mem_len
-    segments = mode == "segments"
-    dropped = cfg.same_length and not args.same_length and segments and M == 0
-    # the checks train makes of its options (cli/settings.py), here of these options
-    # and the checkpoint's same_length; a no-op it was trained with is no reason to
-    # refuse it
-    check_settings("a vanilla checkpoint" if vanilla else
-                   f"a --pos-enc {cfg.pos_enc} checkpoint", cfg.pos_enc, M,
-                   vanilla=vanilla, same_length=args.same_length or (
-                       cfg.same_length and segments and not dropped),
-                   clamp_len=-1 if args.clamp_len is None else args.clamp_len,
-                   sliding=mode == "sliding")
-    same = False if dropped else (args.same_length or None)
-    changes = {k: v for k, v in (("clamp_len", args.clamp_len), ("same_length", same))
-               if v is not None}
-    # the arguments of every call, validated once here, and the same_length window
-    # they give: the sliding window passes no mem_len, so the checkpoint's applies
-    window = model.settings(args.mem_len if segments else None, **changes)[1]
-    return mode, args.seg_len or cfg.seg_len, M, changes, window
 
 
 def check_length(args, mode: str, L: int, n_split: int, n: int, text: str) -> None:
@@ -161,10 +121,13 @@ def main(argv=None) -> int:
     model, meta, path, device = open_checkpoint(args)
     cfg, B = model.cfg, args.batch_size
     mode, L, M, changes, window = settings(args, model)
-    if cfg.same_length and changes.get("same_length") is False and not args.json:
-        print(f"{PROG}: note: {path} was trained with same_length, which needs "
-              "memory: with --mem-len 0 it runs without it (each query sees the "
-              "whole segment up to itself)", file=sys.stderr)
+    if args.same_length is None and changes.get("same_length") is False:
+        what = ("its mem_len 0", "window") if mode == "sliding" else ("--mem-len 0",
+                                                                     "segment")
+        if not args.json:  # the checkpoint's same_length, dropped: no memory
+            print(f"{PROG}: note: {path} was trained with same_length, which needs "
+                  f"memory: with {what[0]} it runs without it (each query sees the "
+                  f"whole {what[1]} up to itself)", file=sys.stderr)
     corpus, corpus_path = corpus_of(args, meta, path)
     refuse_path(corpus, args.path)  # --corpus cue --path F: exit 2, as train's
     if corpus_path and not (args.path or args.corpus):  # the one it trained on
@@ -205,7 +168,8 @@ def main(argv=None) -> int:
     if early:
         print(header, flush=True)
     if mode == "sliding":
-        res = evaluate_sliding_window(model, tokens, context=L,
+        fixed = {k: v for k, v in changes.items() if k == "same_length"}
+        res = evaluate_sliding_window(Pinned(model, **fixed), tokens, context=L,
                                       batch_size=wide, progress=show,
                                       clamp_len=changes.get("clamp_len"))
     else:

@@ -42,6 +42,11 @@ def restore_options(args, argv, parser: argparse.ArgumentParser, check) -> dict:
     refuse_long(args.resume, "--resume", OWN)  # not 'no config.json there'
     refuse_special(args.resume, OWN)  # before config.json is read
     if not os.path.isfile(os.path.join(args.resume, "config.json")):
+        run_dir = os.path.dirname(args.resume) or "."  # last.pt given, as to evaluate
+        if os.path.isfile(args.resume) and os.path.isfile(
+                os.path.join(run_dir, "config.json")):
+            raise UsageError(f"--resume {args.resume}: a file of a run directory; give "
+                             f"its run directory: --resume {typed(run_dir)}")
         raise UsageError(f"--resume {args.resume}: no config.json there; is it a run "
                          "directory written by python -m txl_mini train?")
     defaults = {a.dest: a.default for a in parser._actions}
@@ -50,9 +55,8 @@ def restore_options(args, argv, parser: argparse.ArgumentParser, check) -> dict:
     values = vars(parser.parse_args(argv))
     given = set(values)
     refused = given - set(MAY_CHANGE)
-    if refused:  # as typed: False only from --no-fast-attn (BooleanOptionalAction)
-        names = ", ".join(flag("no_" * (values[g] is False) + g)
-                          for g in sorted(refused))
+    if refused:  # every spelling typed: --tie-weights --no-tie-weights named both
+        names = ", ".join(spelled(parser, argv, refused))
         raise UsageError("--resume continues the run with its own settings; "
                          f"drop {names}")
     try:
@@ -88,6 +92,23 @@ def restore_options(args, argv, parser: argparse.ArgumentParser, check) -> dict:
         refuse_recorded(args.path, f"the text {args.resume} trained on",
                         f"with --resume {typed(args.resume)} --path FILE")
     return config
+
+
+def spelled(parser: argparse.ArgumentParser, argv, dests) -> list[str]:
+    """The options of `dests` as the command line `argv` spells them, each once, by
+    option (as typed within one: --tie-weights, --no-tie-weights); an abbreviation
+    (--no-tie) by its full name."""
+    names = {s: a.dest for a in parser._actions if a.dest in dests
+             for s in a.option_strings}
+    out = []
+    for arg in argv:
+        if arg == "--":  # the rest are values
+            break
+        key = arg.split("=", 1)[0] if arg.startswith("--") else arg
+        hits = [s for s in names if s == key] or [
+            s for s in names if key.startswith("--") and s.startswith(key)]
+        out += [hits[0]] if len(hits) == 1 and hits[0] not in out else []
+    return sorted(out, key=names.get) or [flag(d) for d in sorted(dests)]
 
 
 def check_types(parser: argparse.ArgumentParser, saved: dict, where: str,

@@ -59,16 +59,23 @@ def check_settings(model: str, pos_enc: str, M: int, *, vanilla: bool = False,
                    untie_r: bool = False, sliding: bool = False) -> None:
     """A UsageError naming both sides of a pair that cannot work. `model` names the
     model as the command's user sees it ("the vanilla baseline (--vanilla)", "--pos-enc
-    absolute", "a vanilla checkpoint"); M is the memory it runs with, `sliding`
-    evaluate's window. Settings left at their defaults are never refused."""
-    if same_length and (vanilla or sliding or M == 0):
+    absolute", "a vanilla checkpoint"); M is the memory it runs with (`sliding`,
+    evaluate's window: the checkpoint's mem_len, its same_length window's M).
+    Settings left at their defaults are never refused."""
+    if same_length and (vanilla or M == 0):
         # a window of max(M, 1) = 1 key: each character predicted from itself alone
         why, fix = ((f"{model} has none, so", "") if vanilla else
-                    ("the sliding window (--mode sliding) has none, so",
-                     " or use --mode segments") if sliding else
+                    ("in the sliding window (--mode sliding) it leaves each query "
+                     "its last mem_len keys, and this checkpoint's mem_len is 0, so",
+                     " or use --mode segments with --mem-len > 0") if sliding else
                     ("with --mem-len 0", " or give --mem-len > 0"))
         raise UsageError(f"same_length needs memory: {why} every query would see only "
                          f"itself; drop --same-length{fix}")
+    if clamp_len != -1 and pos_enc == "shaw":  # evaluate's: train's ModelConfig
+        # refuses the pair first, in like words
+        raise UsageError(f"--clamp-len {clamp_len} does nothing with {model}; its "
+                         "clipping distance is the shaw_clip it was trained with "
+                         "(train's --shaw-clip); drop it")
     if clamp_len != -1 and pos_enc != "relative":
         raise UsageError(f"--clamp-len {clamp_len}: {model} has no relative positions "
                          "to clamp; drop it")
