@@ -20,7 +20,7 @@ from .ddp import launched_rank
 from .errors import UsageError, printable
 from .field_help import field_comments
 from .stop import finishing, stopped
-from .typos import options_meant, pasted_option
+from .typos import hint, pasted_option
 
 DEVICES = ("auto", "cpu", "cuda", "mps")
 
@@ -88,9 +88,7 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message):  # --mem_len, --stpes: did you mean --mem-len, --steps?
         said = message.split()[2:] if message.startswith("unrecognized") else []
-        near = options_meant(said, self)
-        hint = f"did you mean {', '.join(near)}?" if near else "see --help"
-        raise SystemExit(fail(self.prog, f"error: {message} ({hint})"))
+        raise SystemExit(fail(self.prog, f"error: {message} ({hint(said, self)})"))
 
     def print_help(self, file=None):
         finishing()  # the last text, as fail's line

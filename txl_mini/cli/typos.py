@@ -32,8 +32,32 @@ def options_meant(words: list[str], parser: argparse.ArgumentParser) -> list[str
     for w in words:
         name = w.split("=")[0].lstrip("-")
         if w.startswith("-") and name[:1].isalpha():
-            near += [f"--{o}" for o in closest(name, longs) if f"--{o}" not in near]
+            # never the opposite: --no-overwrit is not a typo of --overwrite
+            no = name.lower().startswith("no")
+            near += [f"--{o}" for o in closest(name, longs)
+                     if f"--{o}" not in near and o.startswith("no-") == no]
     return near
+
+
+def hint(words: list[str], parser: argparse.ArgumentParser) -> str:
+    """What Parser.error adds to 'unrecognized arguments: WORDS' in brackets.
+
+    Two near misses are not typos: an option spelled exactly is refused only after
+    '--' (`evaluate -- —f.pt --json`), and the flag's opposite (--no-overwrite for
+    --overwrite, --cache for --no-cache) is its default, which no option spells: to
+    suggest the flag there would say the reverse of what was typed.
+    """
+    acts = parser._option_string_actions
+    typed = [w.split("=")[0] for w in words if w.startswith("--") and w != "--"]
+    if any(w in acts for w in typed):
+        return "options go before '--': the words after it are not options"
+    for w in typed:
+        other = w[5:] if w.startswith("--no-") else "no-" + w[2:]
+        flag = acts.get("--" + other)
+        if flag is not None and flag.nargs == 0:
+            return f"{w} is not an option: leaving out --{other} is the default"
+    near = options_meant(words, parser)
+    return f"did you mean {', '.join(near)}?" if near else "see --help"
 
 
 def pasted_dash(word: str) -> str | None:
