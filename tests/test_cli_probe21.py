@@ -4,7 +4,8 @@ starts a run over), and an option typed exactly after '--' was offered as itself
 (`evaluate -- F --json` -> 'did you mean --json?')."""
 
 import pytest
-from test_cli_faults import one_line, txl
+from cli_text import words
+from test_cli_faults import one_line, tiny, txl
 
 PROG = "python -m txl_mini"
 
@@ -50,3 +51,23 @@ def test_a_typo_names_the_option_meant_never_its_opposite(tmp_path, argv, hint):
     one of the flag's opposite (--no-overwrit, --cach) names nothing."""
     res = txl(*argv, cwd=tmp_path)
     assert one_line(res, 2).endswith(f"({hint})")
+
+
+def test_a_new_run_inside_a_run_directory_is_refused(tmp_path):
+    """README: no output goes inside a run directory (a file there makes it 'not a
+    run' for --overwrite); --out and data offline --out were refused there, a new
+    --run-dir was not: `train --run-dir plain/sub` wrote plain/sub, and `train
+    --run-dir plain --overwrite` then refused plain ('it holds sub')."""
+    (tmp_path / "t.txt").write_text(words(2000))
+    base = tiny("t.txt", "plain")
+    assert txl("train", *base, cwd=tmp_path).returncode == 0
+    for sub in ("plain/sub", "plain/a/b"):
+        res = txl("train", *tiny("t.txt", sub), cwd=tmp_path)
+        assert one_line(res, 2) == (
+            f"{PROG} train: error: --run-dir {sub} is inside the run directory "
+            f"{tmp_path / 'plain'}; give a folder outside it")
+    assert sorted(p.name for p in (tmp_path / "plain").iterdir()) == [
+        "best.pt", "config.json", "curves.png", "last.pt", "metrics.jsonl"]
+    assert txl("train", *base, "--overwrite", cwd=tmp_path).returncode == 0
+    # a folder beside it, or a new one below a plain folder, is as before
+    assert txl("train", *tiny("t.txt", "other/sub"), cwd=tmp_path).returncode == 0

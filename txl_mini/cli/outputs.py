@@ -79,18 +79,19 @@ def refuse_run_file(path: str, opt: str, own: tuple, run: str = "another run") -
 
 
 def refuse_in_run(path: str, opt: str, own: tuple, run: str = "a run",
-                  own_dir: str | None = None) -> None:
+                  own_dir: str | None = None, kind: str = "file") -> None:
     """`opt PATH` is a run's file (refuse_run_file), or a new file in a run directory
     or a folder below it: the run was then 'not a run directory' for --overwrite (it
     held that file). `own_dir`: train's own --run-dir, where its --out may go (its
-    config.json records it), but not into a folder below it (a new run's too)."""
+    config.json records it), but not into a folder below it (a new run's too).
+    `kind`: what to give instead ("folder" for a new run's --run-dir)."""
     refuse_run_file(path, opt, own, run)
     level = first = os.path.dirname(os.path.realpath(path))
     mine = own_dir and os.path.realpath(own_dir)
     while True:
         if (level != first if level == mine else is_run_dir(level)):
             raise UsageError(f"{opt} {path} is inside the run directory {level}; "
-                             "give a file outside it")
+                             f"give a {kind} outside it")
         if level == os.path.dirname(level):
             return
         level = os.path.dirname(level)

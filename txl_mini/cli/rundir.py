@@ -23,7 +23,7 @@ from .leftover import FILES, LOCKED, identity
 from .lock import LOCK_NAME, RunLock
 from .metrics import trim_metrics
 from .options import UsageError
-from .outputs import is_run_dir, sweep_temps, write_text
+from .outputs import is_run_dir, refuse_in_run, sweep_temps, write_text
 from .paths import (
     check_out,
     refuse_special,
@@ -160,6 +160,8 @@ def _check_new(args, d: str, created: list, named: str) -> None:
     if args.out and os.path.exists(args.out) and not args.overwrite:
         raise UsageError(f"--out {args.out} already exists; pass --overwrite to "
                          "replace it")
+    # a run inside another made that one 'not a run directory' for its --overwrite
+    refuse_in_run(d, named, (), kind="folder")
     writable_folder(d, named, created)
 
 
