@@ -24,6 +24,7 @@ from .paths import refuse_loop, refuse_recorded, refuse_special
 from .resume_out import finish_out, recorded, refuse_foreign_out
 from .rundir import OWN, refuse_folder_out, refuse_long
 from .saved import refuse_lost, start_again
+from .typos import option_named
 
 # the only options a resumed run may change; --path only to the same text (its sha1
 # is checked), e.g. after the file moved
@@ -105,9 +106,8 @@ def spelled(parser: argparse.ArgumentParser, argv, dests) -> list[str]:
         if arg == "--":  # the rest are values
             break
         key = arg.split("=", 1)[0] if arg.startswith("--") else arg
-        hits = [s for s in names if s == key] or [
-            s for s in names if key.startswith("--") and s.startswith(key)]
-        out += [hits[0]] if len(hits) == 1 and hits[0] not in out else []
+        name = option_named(key, parser)
+        out += [name] if name in names and name not in out else []
     return sorted(out, key=names.get) or [flag(d) for d in sorted(dests)]
 
 

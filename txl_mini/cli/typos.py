@@ -92,9 +92,16 @@ def _takes_value(word: str, parser: argparse.ArgumentParser) -> bool:
     """`word` is an option (spelled out or abbreviated, no '=...') taking a value."""
     if not word.startswith("-") or "=" in word:
         return False
+    name = option_named(word, parser)
+    return name is not None and parser._option_string_actions[name].nargs != 0
+
+
+def option_named(word: str, parser: argparse.ArgumentParser) -> str | None:
+    """The option string `word` names, as argparse reads it: itself, or the one
+    option it abbreviates (--no-tie: --no-tie-weights); None for none or several."""
     acts = parser._option_string_actions
     if word in acts:
-        return acts[word].nargs != 0
-    prefixed = {a for o, a in acts.items() if parser.allow_abbrev and
-                word.startswith("--") and o.startswith(word)}
-    return len(prefixed) == 1 and prefixed.pop().nargs != 0
+        return word
+    hits = [o for o in acts if parser.allow_abbrev and word.startswith("--")
+            and o.startswith(word)]
+    return hits[0] if len(hits) == 1 else None
