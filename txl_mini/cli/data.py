@@ -106,7 +106,7 @@ def main(argv=None) -> int:
         names = ", ".join(SUBCOMMANDS["data"])
         return fail(PROG, f"error: which data? ({names}; --help lists them)")
     if extra:  # else said by `python -m txl_mini data`, not by the subcommand
-        args.parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        args.parser.unrecognized(extra)
     # its errors, Ctrl-C and a stdout that fails name it as argparse's own do:
     # `... data offline: error:` (a stdout failing at the exit's flush said `data:`)
     return command(args.parser.prog, errors=ERRORS + (StdoutFailed,))(_run)(args)

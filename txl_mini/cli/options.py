@@ -20,7 +20,7 @@ from .ddp import launched_rank
 from .errors import UsageError, printable
 from .field_help import field_comments
 from .stop import finishing, stopped
-from .typos import hint, pasted_option
+from .typos import hint, pasted_minus, pasted_option, shown
 
 DEVICES = ("auto", "cpu", "cuda", "mps")
 
@@ -86,9 +86,16 @@ class Parser(argparse.ArgumentParser):
             raise SystemExit(fail(self.prog, f"error: {line}"))
         return super().parse_known_args(args, namespace)
 
-    def error(self, message):  # --mem_len, --stpes: did you mean --mem-len, --steps?
-        said = message.split()[2:] if message.startswith("unrecognized") else []
-        raise SystemExit(fail(self.prog, f"error: {message} ({hint(said, self)})"))
+    def parse_args(self, args=None, namespace=None):  # as argparse's, but shown
+        args, extra = self.parse_known_args(args, namespace)
+        return self.unrecognized(extra) if extra else args
+
+    def unrecognized(self, words):  # --mem_len, --stpes: did you mean --mem-len...?
+        said = f"unrecognized arguments: {shown(words)}"  # '' quoted, not invisible
+        raise SystemExit(fail(self.prog, f"error: {said} ({hint(words, self)})"))
+
+    def error(self, message):
+        raise SystemExit(fail(self.prog, f"error: {message} (see --help)"))
 
     def print_help(self, file=None):
         finishing()  # the last text, as fail's line
@@ -97,7 +104,11 @@ class Parser(argparse.ArgumentParser):
 
 def ascii_only(kind):
     """int or float of ASCII text only (else a ValueError: 'invalid int value')."""
-    return lambda text: kind(text if text.isascii() else "not ASCII")
+    def number(text):
+        if line := pasted_minus(text, kind):  # '−1', U+2212: looks like -1
+            raise argparse.ArgumentTypeError(line)
+        return kind(text if text.isascii() else "not ASCII")
+    return number
 
 
 def add_common(p: argparse.ArgumentParser, checkpoint: bool = False,

@@ -8,9 +8,19 @@ from __future__ import annotations
 import argparse
 import re
 
-# U+2010..U+2015 (hyphen, figure dash, en dash, em dash...) and U+2212 (minus)
-DASHES = "\u2010-\u2015\u2212"
-PASTED = re.compile(f"([{DASHES}])[{DASHES}-]*(?=[^\\W\\d_])")
+# U+2010..U+2015 (hyphen, figure dash, en dash, em dash...), U+2212 (minus), and
+# the small and fullwidth hyphen-minus U+FE58, U+FE63, U+FF0D
+DASHES = "\u2010-\u2015\u2212\ufe58\ufe63\uff0d"
+ODD = re.compile(f"[{DASHES}]")
+LEAD = re.compile(f"[{DASHES}-]+(?=[^\\W\\d_])")  # dashes, ASCII or not, then a letter
+
+
+# kimiyoung/transformer-xl pytorch/train.py's flags that are named otherwise here
+# ('' for ext_len, "length of the extended context": none here); its others, as
+# --mem_len, --n_layer, --d_model, --clamp_len, --same_length, are ours with '-'
+OFFICIAL = {"tgt-len": "--seg-len", "not-tied": "--no-tie-weights",
+            "work-dir": "--run-dir", "eval-interval": "--eval-every",
+            "log-interval": "--log-every", "ext-len": ""}
 
 
 def closest(word: str, names) -> list[str]:
@@ -21,7 +31,19 @@ def closest(word: str, names) -> list[str]:
     word = word.lower().replace("_", "-")
     if word in names:
         return [word]
-    return difflib.get_close_matches(word, list(names), n=2, cutoff=0.7)
+    near = difflib.get_close_matches(word, list(names), n=3, cutoff=0.7)
+    return [n for n in near if _more_than_a_suffix(word, n, difflib)][:2]
+
+
+def _more_than_a_suffix(word: str, name: str, difflib) -> bool:
+    """--ext-len is no typo of --seg-len: where both end in the same '-parts'
+    ('-len', '-size'), the words before those must be a near miss too."""
+    w, n = word.split("-"), name.split("-")
+    k = 0
+    while k < min(len(w), len(n)) - 1 and w[-1 - k] == n[-1 - k]:
+        k += 1
+    return k == 0 or difflib.SequenceMatcher(
+        None, "-".join(w[:-k]), "-".join(n[:-k])).ratio() >= 0.7
 
 
 def options_meant(words: list[str], parser: argparse.ArgumentParser) -> list[str]:
@@ -31,7 +53,10 @@ def options_meant(words: list[str], parser: argparse.ArgumentParser) -> list[str
     near = []
     for w in words:
         name = w.split("=")[0].lstrip("-")
-        if w.startswith("-") and name[:1].isalpha():
+        key = name.lower().replace("_", "-")
+        if key in OFFICIAL:  # the official code's name: --tgt_len is --seg-len here
+            near += [o for o in [OFFICIAL[key]] if o[2:] in longs and o not in near]
+        elif w.startswith("-") and name[:1].isalpha():
             # never the opposite: --no-overwrit is not a typo of --overwrite
             no = name.lower().startswith("no")
             near += [f"--{o}" for o in closest(name, longs)
@@ -47,6 +72,10 @@ def hint(words: list[str], parser: argparse.ArgumentParser) -> str:
     --overwrite, --cache for --no-cache) is its default, which no option spells: to
     suggest the flag there would say the reverse of what was typed.
     """
+    if "" in words:  # `train ''`: said as '' (shown), and named
+        rest = [w for w in words if w]
+        return (f"'' is an empty argument; {hint(rest, parser)}" if rest
+                else "an empty argument")
     acts = parser._option_string_actions
     typed = [w.split("=")[0] for w in words if w.startswith("--") and w != "--"]
     if any(w in acts for w in typed):
@@ -56,36 +85,107 @@ def hint(words: list[str], parser: argparse.ArgumentParser) -> str:
         flag = acts.get("--" + other)
         if flag is not None and flag.nargs == 0:
             return f"{w} is not an option: leaving out --{other} is the default"
+    for w in typed:
+        if OFFICIAL.get(w[2:].lower().replace("_", "-")) == "":
+            return (f"{w}: the official code's extended context (ext_len) has no "
+                    "counterpart here")
     near = options_meant(words, parser)
     return f"did you mean {', '.join(near)}?" if near else "see --help"
 
 
-def pasted_dash(word: str) -> str | None:
-    """'—chars: starts with a '—' (U+2014), not '--'; type --chars' for a word that
-    begins with a dash of another kind and then a letter; else None."""
-    m = PASTED.match(word)
-    if m is None:
+def _u(c: str) -> str:
+    return f"a {c!r} (U+{ord(c):04X})"
+
+
+def pasted_dash(word: str, parser: argparse.ArgumentParser,
+                commands=()) -> str | None:
+    """'—chars: starts with a '—' (U+2014), not '--'; type --chars' for a word whose
+    leading dashes (then a letter) or name hold a dash of another kind; else None.
+    The ASCII spelling is offered only if `parser` takes it (or it is one of data's
+    `commands`), else the near miss, else it is said to be no option either."""
+    m = LEAD.match(word)
+    name, eq, value = word[m.end():].partition("=") if m else ("", "", "")
+    inside = list(dict.fromkeys(ODD.findall(name)))
+    if m is None or not ODD.search(m.group()) and not inside:
         return None
-    rest = word[m.end():]
-    ascii_ = ("-" if len(rest.split("=")[0]) == 1 else "--") + rest
-    return (f"{word}: starts with a {m.group(1)!r} (U+{ord(m.group(1)):04X}), not "
-            f"'--'; type {ascii_}")
+    run, said = m.group(), []
+    if run[0] != "-":
+        said.append(f"starts with {_u(run[0])}, not '--'")
+    elif ODD.search(run):  # '-–steps': an ASCII hyphen, then an en dash
+        codes = " ".join(f"U+{ord(c):04X}" for c in run)
+        said.append(f"starts with {run!r} ({codes}), not '--'")
+    if inside:
+        said.append(f"has {' and '.join(map(_u, inside))} for '-'")
+    name = ODD.sub("-", name)
+    typed = ("-" if len(name) == 1 else "--") + name
+    line = f"{word}: {', and '.join(said)}; "
+    if name in commands:  # `data —offline`: a command word, not an option
+        return line + f"{name} is a command, not an option: type {name}"
+    if option_named(typed, parser):
+        return line + f"type {typed}{eq}{value}"
+    if near := options_meant([typed], parser) or closest(name, commands):
+        return line + f"did you mean {', '.join(near)}?"
+    return line + f"and {typed} is not an option either (see --help)"
+
+
+def odd_option(word: str, parser: argparse.ArgumentParser) -> str | None:
+    """The line for '--=3' (argparse listed every option as one it 'could match'),
+    and '-help', '-h5', '-hv' (argparse: 'ignored explicit argument'); else None."""
+    acts = parser._option_string_actions
+    if word.startswith("--="):
+        return f"{word} is not an option: no name between '--' and '='"
+    flag = acts.get(word[:2]) if not word.startswith("--") else None
+    if len(word) < 3 or flag is None or flag.nargs != 0:
+        return None
+    head = word.split("=")[0]
+    if len(head) > 2 and (full := option_named("-" + head, parser)):  # -help
+        shorts = [o for o in flag.option_strings if not o.startswith("--")]
+        return f"{word} is not an option: type {full} (or {', '.join(shorts)})"
+    rest = word[2:].removeprefix("=")
+    if rest[:1] and "-" + rest[0] in acts:  # -hh: two flags, argparse's to read
+        return None
+    other = f", and -{rest[0]} is not an option" if rest[:1].isalpha() else ""
+    return f"{word}: {word[:2]} takes no value{other}"
 
 
 def pasted_option(args: list[str], parser: argparse.ArgumentParser) -> str | None:
-    """pasted_dash's line for the first such word of `args` that is not an option's
-    value (`--prompt '—x'` is text) nor past '--'; None if there is none. A data
-    subcommand's words are left to its own parser, which knows its options."""
+    """pasted_dash's (or odd_option's) line for the first such word of `args` that
+    is not an option's value (`--prompt '—x'` is text) nor past '--'; None if there
+    is none. A data subcommand's words are left to its own parser."""
     subcommands = {name for a in parser._actions
                    if isinstance(a, argparse._SubParsersAction) for name in a.choices}
     value = False  # the word before takes a value: this is it
     for word in args:
         if word == "--" or (not value and word in subcommands):
             return None
-        if not value and (line := pasted_dash(word)):
+        if not value and (line := pasted_dash(word, parser, subcommands)
+                          or odd_option(word, parser)):
             return line
         value = _takes_value(word, parser)
     return None
+
+
+def pasted_minus(text: str, kind) -> str | None:
+    """For a number with a Unicode dash ('2.5e−4'): the line naming it (and the
+    ASCII spelling, if that is a number); never converted silently."""
+    if not (dashes := list(dict.fromkeys(ODD.findall(text)))):
+        return None
+    import unicodedata
+
+    what = " and ".join(f"{c!r} is U+{ord(c):04X} ({unicodedata.name(c, '?').lower()}"
+                        ", pasted from a web page?)" for c in dashes)
+    line = f"{text}: {what}, not '-'"
+    try:
+        kind(fixed := ODD.sub("-", text))
+    except ValueError:
+        return line
+    return f"{line}; type {fixed}"
+
+
+def shown(words: list[str]) -> str:
+    """Words as a line shows them: an empty one, or one with spaces, quoted."""
+    return " ".join(repr(w) if not w or any(c.isspace() for c in w) else w
+                    for w in words)
 
 
 def _takes_value(word: str, parser: argparse.ArgumentParser) -> bool:
