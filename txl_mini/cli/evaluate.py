@@ -122,8 +122,10 @@ def main(argv=None) -> int:
     cfg, B = model.cfg, args.batch_size
     mode, L, M, changes, window = settings(args, model)
     if args.same_length is None and changes.get("same_length") is False:
-        what = ("its mem_len 0", "window") if mode == "sliding" else ("--mem-len 0",
-                                                                     "segment")
+        # the 0: --mem-len's (segments) or the checkpoint's (sliding: its mem_len
+        # sets the window; segments without --mem-len)
+        what = ("--mem-len 0" if mode == "segments" and args.mem_len is not None else
+                "its mem_len 0", "window" if mode == "sliding" else "segment")
         if not args.json:  # the checkpoint's same_length, dropped: no memory
             print(f"{PROG}: note: {path} was trained with same_length, which needs "
                   f"memory: with {what[0]} it runs without it (each query sees the "
