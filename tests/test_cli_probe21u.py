@@ -103,3 +103,14 @@ def test_the_note_names_the_checkpoints_mem_len_0(runs):
         "segment up to itself)\n")
     typed = evaluate(runs / "m0.pt", "--chars", "300", "--mem-len", "0")
     assert typed.returncode == 0 and "with --mem-len 0 it runs" in typed.stderr
+
+
+def test_the_refusal_names_the_checkpoints_mem_len_0(runs):
+    """The same checkpoint with --same-length typed: the refusal blamed '--mem-len
+    0' too."""
+    res = evaluate(runs / "m0.pt", "--chars", "300", "--same-length")
+    assert res.returncode == 2 and res.stderr == (
+        f"{PROG}: error: same_length needs memory: this checkpoint's mem_len is 0, so "
+        "every query would see only itself; drop --same-length or give --mem-len > 0\n")
+    typed = evaluate(runs / "m0.pt", "--same-length", "--mem-len", "0")
+    assert typed.returncode == 2 and ": with --mem-len 0 every" in typed.stderr
