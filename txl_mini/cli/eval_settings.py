@@ -59,7 +59,7 @@ def settings(args, model) -> tuple[str, int, int, dict, int]:
                    vanilla=vanilla, same_length=cfg.same_length and not dropped
                    if args.same_length is None else args.same_length,
                    clamp_len=-1 if args.clamp_len is None else args.clamp_len,
-                   sliding=sliding)
+                   sliding=sliding, own=args.mem_len is None)
     same = False if dropped else args.same_length
     changes = {k: v for k, v in (("clamp_len", args.clamp_len), ("same_length", same))
                if v is not None}

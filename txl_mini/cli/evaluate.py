@@ -122,8 +122,10 @@ def main(argv=None) -> int:
     cfg, B = model.cfg, args.batch_size
     mode, L, M, changes, window = settings(args, model)
     if args.same_length is None and changes.get("same_length") is False:
-        what = ("its mem_len 0", "window") if mode == "sliding" else ("--mem-len 0",
-                                                                     "segment")
+        # the 0: --mem-len's (segments) or the checkpoint's (sliding: its mem_len
+        # sets the window; segments without --mem-len)
+        what = ("--mem-len 0" if mode == "segments" and args.mem_len is not None else
+                "its mem_len 0", "window" if mode == "sliding" else "segment")
         if not args.json:  # the checkpoint's same_length, dropped: no memory
             print(f"{PROG}: note: {path} was trained with same_length, which needs "
                   f"memory: with {what[0]} it runs without it (each query sees the "
@@ -145,6 +147,17 @@ def main(argv=None) -> int:
     # key/value cache would make a position table of mem_len + L rows at once)
     T = len(tokens) // B - 1
     seg, mem = (min(L, T), min(M, T - min(L, T))) if mode == "segments" else (L, M)
+    # a same_length window that holds every key a query has (the sliding window's L;
+    # each stream's T inputs) leaves each query all of them: no window to claim
+    if window >= (L if mode == "sliding" else T):
+        if args.same_length and not args.json:  # typed, so said
+            keys, has = (("the checkpoint's mem_len", f"the window has L={L}")
+                         if mode == "sliding" else
+                         ("M", f"each stream has {T:,} inputs"))
+            print(f"{PROG}: note: --same-length changes nothing here: it leaves each "
+                  f"query its last {window} keys ({keys}), and no query has more: "
+                  f"{has}", file=sys.stderr)
+        window = 0
     # the sliding window runs `wide` windows at once, never more than the text has
     wide = 64 if B == 1 else B
     rows = B if mode == "segments" else max(1, min(wide, len(tokens) - L - 1))

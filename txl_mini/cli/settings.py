@@ -56,11 +56,13 @@ def check_distances(clamp_len, shaw_clip) -> None:
 
 def check_settings(model: str, pos_enc: str, M: int, *, vanilla: bool = False,
                    same_length: bool = False, clamp_len: int = -1, shaw_clip: int = -1,
-                   untie_r: bool = False, sliding: bool = False) -> None:
+                   untie_r: bool = False, sliding: bool = False,
+                   own: bool = False) -> None:
     """A UsageError naming both sides of a pair that cannot work. `model` names the
     model as the command's user sees it ("the vanilla baseline (--vanilla)", "--pos-enc
     absolute", "a vanilla checkpoint"); M is the memory it runs with (`sliding`,
-    evaluate's window: the checkpoint's mem_len, its same_length window's M).
+    evaluate's window: the checkpoint's mem_len, its same_length window's M; `own`:
+    the checkpoint's mem_len, no --mem-len typed).
     Settings left at their defaults are never refused."""
     if same_length and (vanilla or M == 0):
         # a window of max(M, 1) = 1 key: each character predicted from itself alone
@@ -68,7 +70,8 @@ def check_settings(model: str, pos_enc: str, M: int, *, vanilla: bool = False,
                     ("in the sliding window (--mode sliding) it leaves each query "
                      "its last mem_len keys, and this checkpoint's mem_len is 0, so",
                      " or use --mode segments with --mem-len > 0") if sliding else
-                    ("with --mem-len 0", " or give --mem-len > 0"))
+                    ("this checkpoint's mem_len is 0, so" if own else
+                     "with --mem-len 0", " or give --mem-len > 0"))
         raise UsageError(f"same_length needs memory: {why} every query would see only "
                          f"itself; drop --same-length{fix}")
     if clamp_len != -1 and pos_enc == "shaw":  # evaluate's: train's ModelConfig
