@@ -120,3 +120,16 @@ def is_loop(path: str) -> bool:
     except OSError as e:
         return e.errno == errno.ELOOP
     return False
+
+
+def refuse_dead_end(folder: str, opt: str) -> None:
+    """A '..' after a folder that is not there (`a/tmp/../../b`, no a/tmp): refused.
+    makedirs made a/tmp to get through it, and left it in run a for ever (whose
+    --overwrite then refused it: 'it holds tmp')."""
+    parts = folder.split(os.sep)
+    for i, part in enumerate(parts[1:], 1):
+        before = os.sep.join(parts[:i]) or os.sep
+        if part == ".." and not os.path.isdir(before):
+            raise UsageError(f"{opt}: cannot write to {folder}: {before} is not a "
+                             "folder, so the '..' after it leads nowhere; give the "
+                             "path without it")

@@ -9,7 +9,7 @@ import os
 import re
 
 from ..files import TEMP_SUFFIX, no_folder_at, too_long_to_read
-from .folders import check_writable, is_loop, not_a_folder, sealed
+from .folders import check_writable, is_loop, not_a_folder, refuse_dead_end, sealed
 from .kinds import not_regular
 from .locale_names import unnamed
 from .options import UsageError
@@ -170,6 +170,7 @@ def refuse_fd_path(path: str | None) -> None:
 def writable_folder(folder: str, opt: str, created: list) -> None:
     """`folder`, made if missing (each level made appended to `created`, outermost
     first), and writable by us."""
+    refuse_dead_end(folder, opt)
     missing, level = [], os.path.normpath(folder)
     while level and not os.path.lexists(level):
         missing.insert(0, level)
