@@ -4,8 +4,8 @@ to call with them.
 same_length limits each query to its last max(M, 1) keys. The sliding window has
 no memory but passes no mem_len, so there M is the checkpoint's mem_len: each
 query, the scored last one too, sees only its last max(mem_len, 1) of the window's
-L characters (a --same-length checkpoint of mem_len 8 reads 8 of them, whatever
---seg-len); --no-same-length lets it see all L."""
+L characters (a --same-length checkpoint of mem_len 8 reads at most 8 of them, at
+any --seg-len); --no-same-length lets it see all L."""
 
 from __future__ import annotations
 
