@@ -28,3 +28,25 @@ def test_a_dot_dot_after_a_folder_that_is_there_still_works(tmp_path, text):
     assert res.returncode == 0, res.stderr
     assert (tmp_path / "b" / "last.pt").is_file()
     assert list((tmp_path / "a").iterdir()) == []
+
+
+def test_a_dot_dot_after_a_symbolic_link_is_refused_and_makes_nothing(tmp_path,
+                                                                       text):
+    """`ls2/../x`: the kernel reads x beside ls2's target, normpath read ./x, and
+    every check used normpath's: a false 'x is a file', folders made beside the
+    target and left there, then 'File exists' for the run meant."""
+    (tmp_path / "far" / "sub").mkdir(parents=True)
+    here = tmp_path / "here"
+    here.mkdir()
+    (here / "ls2").symlink_to("../far/sub")
+    (here / "f").touch()
+    for run_dir in ("ls2/../f/x", "ls2/../newp/q"):
+        res = txl("train", *tiny(text, run_dir), cwd=here)
+        assert one_line(res, 2) == (
+            f"{PROG} train: error: --run-dir: cannot write to {run_dir}: ls2 is a "
+            "symbolic link, so the '..' after it is its target's parent, "
+            f"{tmp_path / 'far'}; give the path without it")
+    assert sorted(p.name for p in (tmp_path / "far").iterdir()) == ["sub"]
+    assert sorted(p.name for p in here.iterdir()) == ["f", "ls2"]
+    res = txl("train", *tiny(text, "ls2/new"), cwd=here)  # no '..': as before
+    assert res.returncode == 0 and (tmp_path / "far/sub/new/last.pt").is_file()

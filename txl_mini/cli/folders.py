@@ -122,14 +122,21 @@ def is_loop(path: str) -> bool:
     return False
 
 
-def refuse_dead_end(folder: str, opt: str) -> None:
-    """A '..' after a folder that is not there (`a/tmp/../../b`, no a/tmp): refused.
-    makedirs made a/tmp to get through it, and left it in run a for ever (whose
-    --overwrite then refused it: 'it holds tmp')."""
+def kernel_path(folder: str, opt: str) -> str:
+    """`folder` (to make) as normpath writes it, once that is how the kernel reads
+    it too. Refused: a '..' after a folder that is not there (makedirs made a/tmp to
+    get through `a/tmp/../../b`, left in run a for ever: its --overwrite then
+    said 'it holds tmp'), and after a symbolic link (`link/../x` is x beside the
+    link's target, where makedirs wrote, not ./x, which normpath names and every
+    check read: a false 'x is a file', folders left there, then 'File exists')."""
     parts = folder.split(os.sep)
     for i, part in enumerate(parts[1:], 1):
         before = os.sep.join(parts[:i]) or os.sep
-        if part == ".." and not os.path.isdir(before):
-            raise UsageError(f"{opt}: cannot write to {folder}: {before} is not a "
-                             "folder, so the '..' after it leads nowhere; give the "
-                             "path without it")
+        why = ("is a symbolic link, so the '..' after it is its target's parent, "
+               + os.path.dirname(os.path.realpath(before)) if os.path.islink(before)
+               else "is not a folder, so the '..' after "
+               "it leads nowhere" if not os.path.isdir(before) else "")
+        if part == ".." and why:
+            raise UsageError(f"{opt}: cannot write to {folder}: {before} {why}; "
+                             "give the path without it")
+    return os.path.normpath(folder)

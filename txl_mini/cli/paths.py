@@ -9,7 +9,7 @@ import os
 import re
 
 from ..files import TEMP_SUFFIX, no_folder_at, too_long_to_read
-from .folders import check_writable, is_loop, not_a_folder, refuse_dead_end, sealed
+from .folders import check_writable, is_loop, kernel_path, not_a_folder, sealed
 from .kinds import not_regular
 from .locale_names import unnamed
 from .options import UsageError
@@ -170,13 +170,12 @@ def refuse_fd_path(path: str | None) -> None:
 def writable_folder(folder: str, opt: str, created: list) -> None:
     """`folder`, made if missing (each level made appended to `created`, outermost
     first), and writable by us."""
-    refuse_dead_end(folder, opt)
-    missing, level = [], os.path.normpath(folder)
+    missing, level = [], (real := kernel_path(folder, opt))
     while level and not os.path.lexists(level):
         missing.insert(0, level)
         level = os.path.dirname(level)
     if level and not os.path.isdir(level):  # makedirs would say 'File exists'
-        what = "it" if level == os.path.normpath(folder) else level
+        what = "it" if level == real else level
         raise UsageError(f"{opt}: cannot write to {folder}: {what} "
                          f"{not_a_folder(level)}")
     if missing and (why := sealed(os.path.dirname(missing[0]))):  # left made, else
@@ -184,7 +183,7 @@ def writable_folder(folder: str, opt: str, created: list) -> None:
     try:
         if missing:
             created.extend(missing)  # before: a makedirs failing half-way made some
-            os.makedirs(folder)
+            os.makedirs(real)  # the levels `created` names
     except OSError as e:
         raise UsageError(f"{opt}: cannot write to {folder}: {e.strerror or e}"
                          ) from None
