@@ -99,7 +99,7 @@ def test_an_empty_argument_is_shown(tmp_path, argv, said):
     (["train", "--tgt_len", "3"], "--tgt_len 3 (did you mean --seg-len?)"),
     (["train", "--not_tied"], "--not_tied (did you mean --no-tie-weights?)"),
     (["train", "--work_dir", "r"], "--work_dir r (did you mean --run-dir?)"),
-    (["train", "--d-layer", "3"], "--d-layer 3 (see --help)"),  # only '-layer' shared
+    (["train", "--ab-layer", "3"], "--ab-layer 3 (see --help)"),  # only '-layer' shared
     (["train", "--memlen", "3"], "--memlen 3 (did you mean --mem-len?)"),
     (["train", "--bach-size", "4"], "--bach-size 4 (did you mean --batch-size?)"),
 ])

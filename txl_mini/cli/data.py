@@ -17,6 +17,7 @@ from .data_offline import cmd_offline
 from .errors import printable
 from .options import Parser, UsageError, ascii_only, command, fail
 from .outputs import check_cache_env, check_download_folder, unreachable
+from .pasted import pasted_minus
 from .paths import expand, refuse_directory, refuse_empty, refuse_missing, refuse_stdin
 from .stdout import StdoutFailed, silence
 
@@ -90,8 +91,13 @@ def _cmd_stats(args: argparse.Namespace) -> None:
 
 
 def _distances(s: str) -> tuple[int, ...]:
+    def ints(text):
+        return tuple(map(ascii_only(int), text.split(",")))  # '١,٢' is not 1,2
+
+    if line := pasted_minus(s, ints):  # '64,−256': the whole value, fixed, named
+        raise argparse.ArgumentTypeError(line)
     try:
-        return tuple(map(ascii_only(int), s.split(",")))  # '١,٢' is not 1,2
+        return ints(s)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got "
                                          f"{s!r}") from None

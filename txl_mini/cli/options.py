@@ -19,8 +19,9 @@ from ..config import POS_ENCODINGS, PRESETS, ModelConfig
 from .ddp import launched_rank
 from .errors import UsageError, printable
 from .field_help import field_comments
+from .pasted import pasted_minus, shown
 from .stop import finishing, stopped
-from .typos import hint, pasted_minus, pasted_option, shown
+from .typos import hint, pasted_option
 
 DEVICES = ("auto", "cpu", "cuda", "mps")
 

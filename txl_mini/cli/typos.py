@@ -8,10 +8,8 @@ from __future__ import annotations
 import argparse
 import re
 
-# U+2010..U+2015 (hyphen, figure dash, en dash, em dash...), U+2212 (minus), and
-# the small and fullwidth hyphen-minus U+FE58, U+FE63, U+FF0D
-DASHES = "\u2010-\u2015\u2212\ufe58\ufe63\uff0d"
-ODD = re.compile(f"[{DASHES}]")
+from .pasted import DASHES, ODD, ascii_value
+
 LEAD = re.compile(f"[{DASHES}-]+(?=[^\\W\\d_])")  # dashes, ASCII or not, then a letter
 
 
@@ -37,13 +35,26 @@ def closest(word: str, names) -> list[str]:
 
 def _more_than_a_suffix(word: str, name: str, difflib) -> bool:
     """--ext-len is no typo of --seg-len: where both end in the same '-parts'
-    ('-len', '-size'), the words before those must be a near miss too."""
+    ('-len', '-size'), the words before those must be a near miss too: one edit
+    apart (--seq-len, --tpo-k, --e-model), or alike at ratio 0.7 or more."""
     w, n = word.split("-"), name.split("-")
     k = 0
     while k < min(len(w), len(n)) - 1 and w[-1 - k] == n[-1 - k]:
         k += 1
-    return k == 0 or difflib.SequenceMatcher(
-        None, "-".join(w[:-k]), "-".join(n[:-k])).ratio() >= 0.7
+    a, b = "-".join(w[:-k]), "-".join(n[:-k])
+    return k == 0 or _one_edit(a, b) or difflib.SequenceMatcher(
+        None, a, b).ratio() >= 0.7
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """`a` and `b` differ by at most one substitution, insertion, deletion or swap
+    of two neighbours ('mem'/'men', 'top'/'tpo'; not 'ext'/'seg')."""
+    a, b = (a, b) if len(a) >= len(b) else (b, a)
+    i = next((j for j, (x, y) in enumerate(zip(a, b)) if x != y), len(b))
+    if len(a) - len(b) == 1:
+        return a[i + 1:] == b[i:]
+    return len(a) == len(b) and (a[i + 1:] == b[i + 1:] or (
+        a[i + 2:] == b[i + 2:] and a[i:i + 2] == b[i:i + 2][::-1]))
 
 
 def options_meant(words: list[str], parser: argparse.ArgumentParser) -> list[str]:
@@ -103,7 +114,7 @@ def pasted_dash(word: str, parser: argparse.ArgumentParser,
     leading dashes (then a letter) or name hold a dash of another kind; else None.
     The ASCII spelling is offered only if `parser` takes it (or it is one of data's
     `commands`), else the near miss, else it is said to be no option either."""
-    m = LEAD.match(word)
+    m = LEAD.match(word) or re.match(f"[{DASHES}-]+(?==)", word)  # or '—=3'
     name, eq, value = word[m.end():].partition("=") if m else ("", "", "")
     inside = list(dict.fromkeys(ODD.findall(name)))
     if m is None or not ODD.search(m.group()) and not inside:
@@ -116,16 +127,30 @@ def pasted_dash(word: str, parser: argparse.ArgumentParser,
         said.append(f"starts with {run!r} ({codes}), not '--'")
     if inside:
         said.append(f"has {' and '.join(map(_u, inside))} for '-'")
+    if not name:  # '—=3', as odd_option's '--=3'
+        return f"{word}: {said[0]}, and no name between it and '='"
     name = ODD.sub("-", name)
     typed = ("-" if len(name) == 1 else "--") + name
     line = f"{word}: {', and '.join(said)}; "
     if name in commands:  # `data —offline`: a command word, not an option
         return line + f"{name} is a command, not an option: type {name}"
-    if option_named(typed, parser):
-        return line + f"type {typed}{eq}{value}"
+    if full := option_named(typed, parser):
+        return line + _typed(typed, eq, value, parser._option_string_actions[full])
     if near := options_meant([typed], parser) or closest(name, commands):
         return line + f"did you mean {', '.join(near)}?"
     return line + f"and {typed} is not an option either (see --help)"
+
+
+def _typed(typed: str, eq: str, value: str, act) -> str:
+    """'type --lr=1e-4' for what pasted_dash found, only as the option takes it: a
+    flag's '=yes' left out, a number's Unicode minus made '-' too."""
+    if eq and act.nargs == 0:  # '—overwrite=yes': argparse 'ignored explicit...'
+        return f"{typed} takes no value: type {typed}"
+    if eq and act.type in (int, float) and ODD.search(value):  # '—lr=1e−4'
+        if (fixed := ascii_value(value, act.type)) is None:
+            return f"type {typed}=NUMBER ({value!r} is no {act.type.__name__})"
+        value = fixed
+    return f"type {typed}{eq}{value}"
 
 
 def odd_option(word: str, parser: argparse.ArgumentParser) -> str | None:
@@ -141,11 +166,15 @@ def odd_option(word: str, parser: argparse.ArgumentParser) -> str | None:
     if len(head) > 2 and (full := option_named("-" + head, parser)):  # -help
         shorts = [o for o in flag.option_strings if not o.startswith("--")]
         return f"{word} is not an option: type {full} (or {', '.join(shorts)})"
-    rest = word[2:].removeprefix("=")
-    if rest[:1] and "-" + rest[0] in acts:  # -hh: two flags, argparse's to read
+    flags = 1  # -hh is two flags, argparse's to read; -hhelp, -hh5, -h=h are not
+    while flags < len(word) and (a := acts.get("-" + word[flags])) and a.nargs == 0:
+        flags += 1
+    if flags == len(word):
         return None
-    other = f", and -{rest[0]} is not an option" if rest[:1].isalpha() else ""
-    return f"{word}: {word[:2]} takes no value{other}"
+    c = word[flags]
+    other = (f", and -{c} is not an option" if c.isalpha() and "-" + c not in acts
+             else "")
+    return f"{word}: -{word[flags - 1]} takes no value{other}"
 
 
 def pasted_option(args: list[str], parser: argparse.ArgumentParser) -> str | None:
@@ -163,29 +192,6 @@ def pasted_option(args: list[str], parser: argparse.ArgumentParser) -> str | Non
             return line
         value = _takes_value(word, parser)
     return None
-
-
-def pasted_minus(text: str, kind) -> str | None:
-    """For a number with a Unicode dash ('2.5e−4'): the line naming it (and the
-    ASCII spelling, if that is a number); never converted silently."""
-    if not (dashes := list(dict.fromkeys(ODD.findall(text)))):
-        return None
-    import unicodedata
-
-    what = " and ".join(f"{c!r} is U+{ord(c):04X} ({unicodedata.name(c, '?').lower()}"
-                        ", pasted from a web page?)" for c in dashes)
-    line = f"{text}: {what}, not '-'"
-    try:
-        kind(fixed := ODD.sub("-", text))
-    except ValueError:
-        return line
-    return f"{line}; type {fixed}"
-
-
-def shown(words: list[str]) -> str:
-    """Words as a line shows them: an empty one, or one with spaces, quoted."""
-    return " ".join(repr(w) if not w or any(c.isspace() for c in w) else w
-                    for w in words)
 
 
 def _takes_value(word: str, parser: argparse.ArgumentParser) -> bool:
