@@ -78,7 +78,7 @@ def hint(words: list[str], parser: argparse.ArgumentParser) -> str:
                 else "an empty argument")
     acts = parser._option_string_actions
     typed = [w.split("=")[0] for w in words if w.startswith("--") and w != "--"]
-    if any(w in acts for w in typed):
+    if any(w.split("=")[0] in acts for w in words if w.startswith("-")):  # -h too
         return "options go before '--': the words after it are not options"
     for w in typed:
         other = w[5:] if w.startswith("--no-") else "no-" + w[2:]
