@@ -1,8 +1,9 @@
 """Probe 22a's option findings (fix-31w): `--OPT=--` (Python 3.11's argparse leaves
 [] for it: tracebacks, `--mode []` evaluated with exit 0, `"precision": []` saved so
 --resume refused the run for ever) now refused for every option of every command;
-a trailing '--' accepted by every command, and `-h` after '--' told options go
-before it."""
+`--no-layer`, `--nohead` offered --n-layer, --n-head again, and every spelling of
+--no-overwrite told that leaving out --overwrite is the default; a trailing '--'
+accepted by every command, and `-h` after '--' told options go before it."""
 
 import pytest
 from test_cli_faults import one_line, txl
@@ -53,6 +54,29 @@ def test_precision_dash_dash_saves_nothing_a_resume_refuses(tmp_path):
     res = txl("train", *TINY, "--precision=--", "--pause-at", "2", "--save-every",
               "1", "--run-dir", "r", cwd=tmp_path)
     assert one_line(res, 2) == not_a_value("train", "--precision")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["train", "--no-layer", "3"], "did you mean --n-layer?"),
+    (["train", "--no-head", "2"], "did you mean --n-head?"),
+    (["train", "--nohead", "2"], "did you mean --n-head?"),
+    (["train", "--no_overwrite"], "--no_overwrite is not an option: leaving out "
+     "--overwrite is the default"),
+    (["train", "--No-Overwrite"], "--No-Overwrite is not an option: leaving out "
+     "--overwrite is the default"),
+    (["train", "--nooverwrite"], "--nooverwrite is not an option: leaving out "
+     "--overwrite is the default"),
+    (["train", "--no-overwrite"], "--no-overwrite is not an option: leaving out "
+     "--overwrite is the default"),
+    (["train", "--no-overwrit"], "see --help"),  # never the flag of the other sign
+    (["train", "--Overwrite"], "did you mean --overwrite?"),
+])
+def test_near_misses_and_opposites(tmp_path, argv, said):
+    res = txl(*argv, cwd=tmp_path)
+    words = " ".join(a for a in argv[1:] if a != "--quick")  # what is refused
+    assert one_line(res, 2) == (f"{PROG} {argv[0]}: error: unrecognized arguments: "
+                                f"{words} ({said})")
     assert list(tmp_path.iterdir()) == []
 
 
