@@ -2,8 +2,10 @@
 [] for it: tracebacks, `--mode []` evaluated with exit 0, `"precision": []` saved so
 --resume refused the run for ever) now refused for every option of every command;
 `--no-layer`, `--nohead` offered --n-layer, --n-head again, and every spelling of
---no-overwrite told that leaving out --overwrite is the default; a trailing '--'
-accepted by every command, and `-h` after '--' told options go before it."""
+--no-overwrite told that leaving out --overwrite is the default; `bench --quick
+--paper-shape` no longer told leaving out --no-paper-shape is the default (--quick
+never runs the paper's shape); a trailing '--' accepted by every command, and `-h`
+after '--' told options go before it."""
 
 import pytest
 from test_cli_faults import one_line, txl
@@ -71,6 +73,10 @@ def test_precision_dash_dash_saves_nothing_a_resume_refuses(tmp_path):
      "--overwrite is the default"),
     (["train", "--no-overwrit"], "see --help"),  # never the flag of the other sign
     (["train", "--Overwrite"], "did you mean --overwrite?"),
+    (["bench", "--quick", "--paper-shape"], "--paper-shape is not an option: the "
+     "paper's shape runs by default, unless --quick"),
+    (["bench", "--paper-shape"], "--paper-shape is not an option: the paper's "
+     "shape runs by default, unless --quick"),  # was tests/test_cli_probe21.py's
 ])
 def test_near_misses_and_opposites(tmp_path, argv, said):
     res = txl(*argv, cwd=tmp_path)

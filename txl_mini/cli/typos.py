@@ -98,8 +98,9 @@ def hint(words: list[str], parser: argparse.ArgumentParser) -> str:
     if any(w.split("=")[0] in acts for w in words if w.startswith("-")):  # -h too
         return "options go before '--': the words after it are not options"
     for w in typed:
-        if other := opposite(w, acts):
-            return f"{w} is not an option: leaving out {other} is the default"
+        if other := opposite(w, acts):  # .left_out: what no flag means, if not plain
+            default = f"leaving out {other} is the default"
+            return f"{w} is not an option: {getattr(acts[other], 'left_out', default)}"
     for w in typed:
         if OFFICIAL.get(w[2:].lower().replace("_", "-")) == "":
             return (f"{w}: the official code's extended context (ext_len) has no "
