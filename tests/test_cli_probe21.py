@@ -17,7 +17,6 @@ PROG = "python -m txl_mini"
     (["evaluate", "x.pt", "--no-json"], "--no-json", "--json"),
     (["sample", "x.pt", "--cache"], "--cache", "--no-cache"),
     (["bench", "--no-compile"], "--no-compile", "--compile"),
-    (["bench", "--paper-shape"], "--paper-shape", "--no-paper-shape"),
 ])
 def test_a_flags_opposite_is_its_default_not_the_flag(tmp_path, argv, word, flag):
     res = txl(*argv, cwd=tmp_path)

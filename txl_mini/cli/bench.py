@@ -71,8 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
     add("--max-attn-len", type=int,
         help="longest evaluation attention length: it runs those of 128, 512, 800, "
         "1800, 2800, 3800 up to this (default: 3800; --quick: 1024)")
-    add("--no-paper-shape", action="store_true",
-        help="skip Table 9 at the paper's model shape (skipped by --quick)")
+    add("--no-paper-shape", action="store_true",  # .left_out: typos.hint's line
+        help="skip Table 9 at the paper's model shape (skipped by --quick)"
+        ).left_out = "the paper's shape runs by default, unless --quick"
     add("--long-segments", type=int, default=2000,
         help="segments of the memory-flatness evaluation")
     add("--compile", action="store_true",

@@ -20,6 +20,7 @@ from .ddp import launched_rank
 from .errors import UsageError, printable
 from .field_help import field_comments
 from .pasted import pasted_minus, shown
+from .separator import end_of_options, not_a_value
 from .stop import finishing, stopped
 from .typos import hint, pasted_option
 
@@ -83,9 +84,13 @@ class Parser(argparse.ArgumentParser):
             self.register("type", kind, ascii_only(kind))
 
     def parse_known_args(self, args=None, namespace=None):  # '—chars', pasted
-        if line := pasted_option(sys.argv[1:] if args is None else args, self):
+        args = sys.argv[1:] if args is None else list(args)
+        if line := pasted_option(args, self):
             raise SystemExit(fail(self.prog, f"error: {line}"))
-        return super().parse_known_args(args, namespace)
+        ns, extra = super().parse_known_args(args, namespace)
+        if line := not_a_value(self, ns):  # --steps=--
+            raise SystemExit(fail(self.prog, f"error: {line}"))
+        return ns, end_of_options(args, extra)  # a trailing '--' ends the options
 
     def parse_args(self, args=None, namespace=None):  # as argparse's, but shown
         args, extra = self.parse_known_args(args, namespace)

@@ -36,13 +36,14 @@ def closest(word: str, names) -> list[str]:
 def _more_than_a_suffix(word: str, name: str, difflib) -> bool:
     """--ext-len is no typo of --seg-len: where both end in the same '-parts'
     ('-len', '-size'), the words before those must be a near miss too: one edit
-    apart (--seq-len, --tpo-k, --e-model), or alike at ratio 0.7 or more."""
+    apart (--seq-len, --tpo-k, --e-model), one the other with letters added
+    (--no-layer: --n-layer), or alike at ratio 0.7 or more."""
     w, n = word.split("-"), name.split("-")
     k = 0
     while k < min(len(w), len(n)) - 1 and w[-1 - k] == n[-1 - k]:
         k += 1
-    a, b = "-".join(w[:-k]), "-".join(n[:-k])
-    return k == 0 or _one_edit(a, b) or difflib.SequenceMatcher(
+    a, b = sorted(("-".join(w[:-k]), "-".join(n[:-k])), key=len) if k else ("", "")
+    return k == 0 or _one_edit(a, b) or b.startswith(a) or difflib.SequenceMatcher(
         None, a, b).ratio() >= 0.7
 
 
@@ -60,7 +61,8 @@ def _one_edit(a: str, b: str) -> bool:
 def options_meant(words: list[str], parser: argparse.ArgumentParser) -> list[str]:
     """For each unrecognized word that looks like an option (--stpes, --mem_len=4),
     the parser's closest long options (--steps, --mem-len)."""
-    longs = {o[2:] for o in parser._option_string_actions if o.startswith("--")}
+    acts = parser._option_string_actions
+    longs = {o[2:] for o in acts if o.startswith("--")}
     near = []
     for w in words:
         name = w.split("=")[0].lstrip("-")
@@ -68,11 +70,25 @@ def options_meant(words: list[str], parser: argparse.ArgumentParser) -> list[str
         if key in OFFICIAL:  # the official code's name: --tgt_len is --seg-len here
             near += [o for o in [OFFICIAL[key]] if o[2:] in longs and o not in near]
         elif w.startswith("-") and name[:1].isalpha():
-            # never the opposite: --no-overwrit is not a typo of --overwrite
-            no = name.lower().startswith("no")
-            near += [f"--{o}" for o in closest(name, longs)
-                     if f"--{o}" not in near and o.startswith("no-") == no]
+            # never a flag of the other sign: --no-overwrit is not a typo of
+            # --overwrite; an option taking a value has none (--no-layer: --n-layer)
+            near += [f"--{o}" for o in closest(name, longs) if f"--{o}" not in near
+                     and (acts[f"--{o}"].nargs != 0
+                          or o.startswith("no-") == key.startswith("no"))]
     return near
+
+
+def opposite(word: str, acts: dict) -> str | None:
+    """The flag `word` is the opposite of (--no-overwrite, --No_Overwrite and
+    --nooverwrite: --overwrite; --cache: --no-cache), else None; a word that
+    spells an option, case and '_' aside (--Overwrite), is none's opposite."""
+    key = word[2:].lower().replace("_", "-")
+    if "--" + key in acts:
+        return None
+    others = [key[3:]] if key.startswith("no-") else (
+        ["no-" + key] + ([key[2:]] if key.startswith("no") else []))
+    flags = [f"--{o}" for o in others if f"--{o}" in acts]
+    return next((f for f in flags if acts[f].nargs == 0), None)
 
 
 def hint(words: list[str], parser: argparse.ArgumentParser) -> str:
@@ -89,13 +105,12 @@ def hint(words: list[str], parser: argparse.ArgumentParser) -> str:
                 else "an empty argument")
     acts = parser._option_string_actions
     typed = [w.split("=")[0] for w in words if w.startswith("--") and w != "--"]
-    if any(w in acts for w in typed):
+    if any(w.split("=")[0] in acts for w in words if w.startswith("-")):  # -h too
         return "options go before '--': the words after it are not options"
     for w in typed:
-        other = w[5:] if w.startswith("--no-") else "no-" + w[2:]
-        flag = acts.get("--" + other)
-        if flag is not None and flag.nargs == 0:
-            return f"{w} is not an option: leaving out --{other} is the default"
+        if other := opposite(w, acts):  # .left_out: what no flag means, if not plain
+            default = f"leaving out {other} is the default"
+            return f"{w} is not an option: {getattr(acts[other], 'left_out', default)}"
     for w in typed:
         if OFFICIAL.get(w[2:].lower().replace("_", "-")) == "":
             return (f"{w}: the official code's extended context (ext_len) has no "
