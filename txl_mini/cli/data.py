@@ -15,6 +15,7 @@ from . import SUBCOMMANDS, plural
 from .corpus import option_names
 from .data_offline import cmd_offline
 from .errors import printable
+from .folders import kernel_path
 from .options import Parser, UsageError, ascii_only, command, fail
 from .outputs import check_cache_env, check_download_folder, unreachable
 from .pasted import pasted_minus
@@ -52,7 +53,8 @@ def _cmd_text8(args: argparse.Namespace) -> None:
     args.cache_dir = expand(args.cache_dir, "--cache-dir", folder=True)
     if args.cache_dir is None:  # read even with --path (where the zip would be)
         check_cache_env()
-    elif why := unreachable(args.cache_dir):  # else a traceback from pathlib
+    elif (kernel_path(args.cache_dir, "--cache-dir")  # `miss/../c` left ./miss
+          and (why := unreachable(args.cache_dir))):  # else a traceback from pathlib
         raise UsageError(f"--cache-dir {args.cache_dir}: {why}")
     if args.path is None:  # a download into the cache, unless text8.zip is there
         check_download_folder(args.cache_dir, args.cache_dir and

@@ -123,20 +123,28 @@ def is_loop(path: str) -> bool:
 
 
 def kernel_path(folder: str, opt: str) -> str:
-    """`folder` (to make) as normpath writes it, once that is how the kernel reads
-    it too. Refused: a '..' after a folder that is not there (makedirs made a/tmp to
-    get through `a/tmp/../../b`, left in run a for ever: its --overwrite then
-    said 'it holds tmp'), and after a symbolic link (`link/../x` is x beside the
-    link's target, where makedirs wrote, not ./x, which normpath names and every
-    check read: a false 'x is a file', folders left there, then 'File exists')."""
-    parts = folder.split(os.sep)
-    for i, part in enumerate(parts[1:], 1):
-        before = os.sep.join(parts[:i]) or os.sep
+    """`folder` (to write into or make) as normpath writes it, once that is how the
+    kernel reads it too: each '..' cancels the component before it, as typed (a
+    stack: '.' and empty ones skipped), and that prefix must be a folder and no
+    symbolic link. Refused: a '..' after a folder that is not there (makedirs made
+    a/tmp to get through `a/tmp/../../b`, left in run a for ever), after a file,
+    and after a symbolic link, even one step removed (`link/./../x`, `link//../x`,
+    `link/sub/../../x`): that is x beside the link's target, where makedirs wrote,
+    not ./x, which normpath names and every check read. A link not cancelled by a
+    '..' is fine. Every option naming a file or folder to write calls this."""
+    parts, stack = folder.split(os.sep), []  # stack: indexes of kept components
+    for i, part in enumerate(parts):
+        if part in ("", "."):
+            continue
+        if part != ".." or not stack or parts[stack[-1]] == "..":
+            stack.append(i)  # a leading '..' is the real parent: nothing to check
+            continue
+        before = os.sep.join(parts[:stack.pop() + 1])
         why = ("is a symbolic link, so the '..' after it is its target's parent, "
                + os.path.dirname(os.path.realpath(before)) if os.path.islink(before)
                else "is not a folder, so the '..' after "
                "it leads nowhere" if not os.path.isdir(before) else "")
-        if part == ".." and why:
+        if why:
             raise UsageError(f"{opt}: cannot write to {folder}: {before} {why}; "
                              "give the path without it")
     return os.path.normpath(folder)

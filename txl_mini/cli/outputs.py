@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from ..files import atomic_path, name_too_long, remove_stale_temps, write_target
 from ..text8 import CacheError, default_cache_dir
 from .errors import UsageError
-from .folders import append_only, cannot_make, check_writable, sealed
+from .folders import append_only, cannot_make, check_writable, kernel_path, sealed
 from .kinds import not_regular
 
 # A temporary file of ours (files.atomic_path) untouched this long is dead: a live
@@ -31,6 +31,7 @@ def check_output(path: str, opt: str) -> str:
     caller takes what is there now (files.snapshot) to its write at the end, which
     replaces only that."""
     refuse_stdout(path, opt)
+    kernel_path(os.path.expanduser(path), opt)  # `link/../x`: one file, not two
     real = str(write_target(path))
     if os.path.islink(real):  # realpath stops at a loop; renamed over, the link goes
         raise UsageError(f"{opt} {path} is a symbolic link loop; give a file name")
@@ -163,6 +164,8 @@ def check_cache_env() -> None:
         raise UsageError(f"{where} is blank; give a folder, or unset it")
     if value and os.path.expanduser(value).startswith("~"):
         raise UsageError(f"{where}: {no_home(value)}")
+    if value:  # `m2/../c`: m2 made to get through, left for good
+        kernel_path(os.path.expanduser(value), where)
     if value and (why := unreachable(value) or cannot_make(value)):
         raise UsageError(f"{where}: {why}")
 

@@ -94,8 +94,9 @@ def choose_run_dir(args) -> str:
              f"the run directory of --out {args.out}")
     args.run_dir = args.resume or args.run_dir or os.path.splitext(args.out)[0]
     args.run_dir = args.run_dir.rstrip("/") or "/"  # not runs/x//last.pt
-    if args.out is not None:  # recorded absolute: a resume from elsewhere writes
-        args.out = os.path.abspath(args.out)  # it here (as --path), not there
+    if args.out is not None:  # recorded absolute: a resume from elsewhere writes it
+        # here (as --path); abspath is lexical, so `link/../x` is refused first
+        args.out = os.path.abspath(kernel_path(args.out, "--out"))
     return named
 
 
