@@ -81,10 +81,11 @@ def options_meant(words: list[str], parser: argparse.ArgumentParser) -> list[str
 def opposite(word: str, acts: dict) -> str | None:
     """The flag `word` is the opposite of (--no-overwrite, --No_Overwrite and
     --nooverwrite: --overwrite; --cache: --no-cache), else None; a word that
-    spells an option, case and '_' aside (--Overwrite), is none's opposite."""
+    spells an option, case and '_' aside (--Overwrite), or misses one of its own
+    sign (--notie-weights: --no-tie-weights is there), is none's opposite."""
     key = word[2:].lower().replace("_", "-")
-    if "--" + key in acts:
-        return None
+    if "--" + key in acts or key.startswith("no") and f"--no-{key[2:]}" in acts:
+        return None  # --notie-weights: a miss of --no-tie-weights, not the opposite
     others = [key[3:]] if key.startswith("no-") else (
         ["no-" + key] + ([key[2:]] if key.startswith("no") else []))
     flags = [f"--{o}" for o in others if f"--{o}" in acts]
