@@ -26,3 +26,48 @@ def test_a_missed_no_flag_of_a_pair_is_a_near_miss(tmp_path, argv, hint):
     said = one_line(txl(*argv, cwd=tmp_path), 2)
     assert said.endswith(f"({hint})"), said
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("argv, tail", [
+    (["train", f"{EM}overwrite=no"], "--overwrite takes no value: leave it out"),
+    (["train", "--overwrite=no"], "--overwrite takes no value: leave it out"),
+    (["train", "--overwrite=OFF"], "--overwrite takes no value: leave it out"),
+    (["train", "--overwrite=0"], "--overwrite takes no value: leave it out"),
+    (["train", f"{EM}fast-attn=False"], "--fast-attn takes no value: type "
+     "--no-fast-attn"),
+    (["train", f"{EM}tie-weights=no"], "--tie-weights takes no value: type "
+     "--no-tie-weights"),
+    (["train", "--tie-weights=false"], "--tie-weights takes no value: type "
+     "--no-tie-weights"),
+    (["train", "--no-tie-weights=no"], "--no-tie-weights takes no value: type "
+     "--tie-weights"),
+    (["train", "--overwrite=yes"], "--overwrite takes no value: type --overwrite"),
+    (["train", f"{EM}overwrite=TRUE"], "--overwrite takes no value: type "
+     "--overwrite"),
+    (["train", "--overwrite=maybe"], "--overwrite takes no value"),
+    (["train", f"{EM}help=3"], "--help takes no value"),
+])
+def test_a_flag_given_no_is_never_proposed_as_itself(tmp_path, argv, tail):
+    said = one_line(txl(*argv, cwd=tmp_path), 2)
+    assert said.startswith(f"{PROG} train: error: {argv[-1]}: ")
+    assert said.endswith(f"; {tail}" if argv[-1][0] == EM else f": {tail}"), said
+    assert "ignored explicit" not in said and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("argv", [
+    ["data", "offline", "--out", "o.txt", "--chars", "300",
+     f"{EM}distances=64,{MINUS}256"],
+    ["train", f"{EM}lr=\uff11e-3"],
+    ["train", f"{EM}device={EM}cpu"],
+    ["train", f"{EM}lr=1e{MINUS}4"],
+    ["evaluate", "x.pt", f"{EM}mode=sliding"],
+])
+def test_a_pasted_dash_proposal_is_taken_when_pasted_back(tmp_path, argv):
+    said = one_line(txl(*argv, cwd=tmp_path), 2)
+    proposal = said.rpartition("; type ")[2].split(" (")[0]
+    assert proposal.startswith("--"), said
+    if "=VALUE" in proposal:  # refused either way: left to the user, and why
+        assert said.endswith(")") and ("invalid" in said), said
+        return
+    back = txl(*argv[:-1], proposal, "-h", cwd=tmp_path)  # -h: after it is read
+    assert back.returncode == 0, (said, back.stderr)

@@ -8,7 +8,8 @@ from __future__ import annotations
 import argparse
 import re
 
-from .pasted import DASHES, ODD, ascii_value
+from .pasted import DASHES, ODD
+from .proposals import accepted, flag_value, refused
 
 LEAD = re.compile(f"[{DASHES}-]+(?=[^\\W\\d_])")  # dashes, ASCII or not, then a letter
 
@@ -150,23 +151,26 @@ def pasted_dash(word: str, parser: argparse.ArgumentParser,
     line = f"{word}: {', and '.join(said)}; "
     if name in commands:  # `data —offline`: a command word, not an option
         return line + f"{name} is a command, not an option: type {name}"
-    if full := option_named(typed, parser):
-        return line + _typed(typed, eq, value, parser._option_string_actions[full])
+    if option_named(typed, parser):
+        return line + _typed(typed, eq, value, parser)
     if near := options_meant([typed], parser) or closest(name, commands):
         return line + f"did you mean {', '.join(near)}?"
     return line + f"and {typed} is not an option either (see --help)"
 
 
-def _typed(typed: str, eq: str, value: str, act) -> str:
-    """'type --lr=1e-4' for what pasted_dash found, only as the option takes it: a
-    flag's '=yes' left out, a number's Unicode minus made '-' too."""
-    if eq and act.nargs == 0:  # '—overwrite=yes': argparse 'ignored explicit...'
-        return f"{typed} takes no value: type {typed}"
-    if eq and act.type in (int, float) and ODD.search(value):  # '—lr=1e−4'
-        if (fixed := ascii_value(value, act.type)) is None:
-            return f"type {typed}=NUMBER ({value!r} is no {act.type.__name__})"
-        value = fixed
-    return f"type {typed}{eq}{value}"
+def _typed(typed: str, eq: str, value: str, parser) -> str:
+    """'type --lr=1e-4' for what pasted_dash found, only as the option takes it
+    (its value's Unicode dashes made '-' where that is taken): a flag's value as
+    flag_value says; a value refused either way left to the user, and why."""
+    full = option_named(typed, parser)
+    act = parser._option_string_actions[full]
+    if not eq:
+        return f"type {typed}"
+    if act.nargs == 0:  # '—overwrite=no': never --overwrite
+        return flag_value(full, value, parser._option_string_actions)
+    if (fixed := accepted(parser, act, value)) is None:  # '—device=—cpu'
+        return f"type {typed}=VALUE ({refused(parser, act, ODD.sub('-', value))})"
+    return f"type {typed}={fixed}"
 
 
 def odd_option(word: str, parser: argparse.ArgumentParser) -> str | None:
@@ -175,6 +179,10 @@ def odd_option(word: str, parser: argparse.ArgumentParser) -> str | None:
     acts = parser._option_string_actions
     if word.startswith("--="):
         return f"{word} is not an option: no name between '--' and '='"
+    head, eq, value = word.partition("=")
+    if eq and word.startswith("--") and (full := option_named(head, parser)) and (
+            acts[full].nargs == 0):  # --overwrite=no: argparse's 'ignored explicit'
+        return f"{word}: {flag_value(full, value, acts)}"
     flag = acts.get(word[:2]) if not word.startswith("--") else None
     if len(word) < 3 or flag is None or flag.nargs != 0:
         return None
