@@ -71,3 +71,16 @@ def test_a_pasted_dash_proposal_is_taken_when_pasted_back(tmp_path, argv):
         return
     back = txl(*argv[:-1], proposal, "-h", cwd=tmp_path)  # -h: after it is read
     assert back.returncode == 0, (said, back.stderr)
+
+
+@pytest.mark.parametrize("argv", [
+    ["data", "--stats", "o.txt"], ["data", "-stats", "o.txt"],
+    ["data", "--offline", "--out", "o15.txt"], ["data", "-offline"],
+    ["data", "--text8"], ["data", "-text8", "--quiet"],
+])
+def test_a_data_command_typed_as_an_option_is_named(tmp_path, argv):
+    name = argv[1].lstrip("-")
+    assert one_line(txl(*argv, cwd=tmp_path), 2) == (
+        f"{PROG} data: error: {argv[1]}: {name} is a command, not an option: "
+        f"type {name}")
+    assert list(tmp_path.iterdir()) == []

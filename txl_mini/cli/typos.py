@@ -211,6 +211,8 @@ def pasted_option(args: list[str], parser: argparse.ArgumentParser) -> str | Non
     for word in args:
         if word == "--" or (not value and word in subcommands):
             return None
+        if not value and word[:1] == "-" and (name := word.lstrip("-")) in subcommands:
+            return f"{word}: {name} is a command, not an option: type {name}"
         if not value and (line := pasted_dash(word, parser, subcommands)
                           or odd_option(word, parser)):
             return line
