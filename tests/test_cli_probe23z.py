@@ -84,3 +84,21 @@ def test_a_data_command_typed_as_an_option_is_named(tmp_path, argv):
         f"{PROG} data: error: {argv[1]}: {name} is a command, not an option: "
         f"type {name}")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("argv, opt, tail", [
+    (["data", "offline", "--out=--"], "--out", ""),  # required: never left out
+    (["train", "--run-dir=--"], "--run-dir", ", or leave it out and give --out or "
+     "--resume"),  # train refuses no --run-dir, --out nor --resume
+    (["train", "--run-dir", "q", "--steps=--"], "--steps", " or leave it out"),
+])
+def test_leave_it_out_only_where_that_is_allowed(tmp_path, argv, opt, tail):
+    prog = " ".join(argv[:2]) if argv[0] == "data" else "train"
+    assert one_line(txl(*argv, cwd=tmp_path), 2) == (
+        f"{PROG} {prog}: error: {opt}=--: '--' is not a value (it only ends the "
+        f"options); give {opt} a value{tail}")
+    assert list(tmp_path.iterdir()) == []
+    if opt == "--run-dir":  # and left out with neither, train says so
+        said = one_line(txl("train", cwd=tmp_path), 2)
+        assert said.endswith("error: give --run-dir DIR (where checkpoints and "
+                             "metrics go)"), said
