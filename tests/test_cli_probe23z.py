@@ -102,3 +102,10 @@ def test_leave_it_out_only_where_that_is_allowed(tmp_path, argv, opt, tail):
         said = one_line(txl("train", cwd=tmp_path), 2)
         assert said.endswith("error: give --run-dir DIR (where checkpoints and "
                              "metrics go)"), said
+
+
+@pytest.mark.parametrize("word", ["-no-overwrite", "-no_overwrite", "--no-overwrite"])
+def test_a_single_dash_opposite_gets_the_double_dash_line(tmp_path, word):
+    assert one_line(txl("train", word, cwd=tmp_path), 2) == (
+        f"{PROG} train: error: unrecognized arguments: {word} ({word} is not an "
+        "option: leaving out --overwrite is the default)")

@@ -109,8 +109,9 @@ def hint(words: list[str], parser: argparse.ArgumentParser) -> str:
     typed = [w.split("=")[0] for w in words if w.startswith("--") and w != "--"]
     if any(w.split("=")[0] in acts for w in words if w.startswith("-")):  # -h too
         return "options go before '--': the words after it are not options"
-    for w in typed:
-        if other := opposite(w, acts):  # .left_out: what no flag means, if not plain
+    for w in (w.split("=")[0] for w in words if w[:1] == "-" and w != "--"):
+        # -no-overwrite as --no-overwrite; .left_out: what no flag means, if not plain
+        if other := opposite("-" * (w[1:2] != "-") + w, acts):
             default = f"leaving out {other} is the default"
             return f"{w} is not an option: {getattr(acts[other], 'left_out', default)}"
     for w in typed:
