@@ -109,3 +109,9 @@ def test_a_single_dash_opposite_gets_the_double_dash_line(tmp_path, word):
     assert one_line(txl("train", word, cwd=tmp_path), 2) == (
         f"{PROG} train: error: unrecognized arguments: {word} ({word} is not an "
         "option: leaving out --overwrite is the default)")
+
+
+@pytest.mark.parametrize("word", [f"-h{MINUS}", f"-h{EM}", "-h5"])
+def test_h_then_a_pasted_dash_takes_no_value(tmp_path, word):
+    assert one_line(txl("train", word, cwd=tmp_path), 2) == (
+        f"{PROG} train: error: {word}: -h takes no value")

@@ -214,8 +214,8 @@ def pasted_option(args: list[str], parser: argparse.ArgumentParser) -> str | Non
             return None
         if not value and word[:1] == "-" and (name := word.lstrip("-")) in subcommands:
             return f"{word}: {name} is a command, not an option: type {name}"
-        if not value and (line := pasted_dash(word, parser, subcommands)
-                          or odd_option(word, parser)):
+        if not value and (line := odd_option(word, parser)  # -h−: -h takes no value
+                          or pasted_dash(word, parser, subcommands)):
             return line
         value = _takes_value(word, parser)
     return None
