@@ -115,3 +115,12 @@ def test_a_single_dash_opposite_gets_the_double_dash_line(tmp_path, word):
 def test_h_then_a_pasted_dash_takes_no_value(tmp_path, word):
     assert one_line(txl("train", word, cwd=tmp_path), 2) == (
         f"{PROG} train: error: {word}: -h takes no value")
+
+
+@pytest.mark.parametrize("word, shown", [
+    ("\u200b", r"'\u200b'"), (r"\u200b", r"'\\u200b'"),
+    ("\x1b[31mred", r"'\x1b[31mred'"), (r"\x1b[31mred", r"'\\x1b[31mred'"),
+])
+def test_words_that_would_look_alike_are_shown_apart(tmp_path, word, shown):
+    assert one_line(txl("evaluate", "x.pt", word, cwd=tmp_path), 2) == (
+        f"{PROG} evaluate: error: unrecognized arguments: {shown} (see --help)")
