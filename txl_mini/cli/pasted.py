@@ -44,7 +44,9 @@ def pasted_minus(text: str, kind) -> str | None:
 
 
 def shown(words: list[str]) -> str:
-    """Words as a line shows them: an empty one, or one holding a space or quote,
-    as Python writes it ('', ' ', "''"), so that no two look alike."""
-    return " ".join(repr(w) if not w or any(c.isspace() or c in "'\"" for c in w)
-                    else w for w in words)
+    """Words as a line shows them: an empty one, or one holding a space, quote,
+    backslash or a character not printable (a zero-width space, an ESC), as Python
+    writes it ('', ' ', "''"), so that no two look alike: the zero-width space is
+    shown as the six characters of its escape, those six typed with theirs doubled."""
+    return " ".join(repr(w) if not w or not w.isprintable() or any(
+        c.isspace() or c in "'\"\\" for c in w) else w for w in words)

@@ -10,14 +10,18 @@ def not_a_value(parser: argparse.ArgumentParser, ns: argparse.Namespace) -> str 
     """The line for `--steps=--` (or `-s--`), else None. Python 3.11's argparse drops
     the '--' from such a value and leaves [] for it, which no option checks (tracebacks,
     `--mode []` evaluated, `"precision": []` saved). One rule for every option of every
-    command: '--' is refused as a value, as `--prompt --` is by argparse itself."""
+    command: '--' is refused as a value, as `--prompt --` is by argparse itself;
+    'or leave it out' only where that is allowed (not a required --out)."""
     for action in parser._actions:
         value = getattr(ns, action.dest, None)
         if (action.option_strings and action.nargs in (None, "?") and value == []
                 and isinstance(value, list) and value is not action.default):
-            name = max(action.option_strings, key=len)
+            name = max(action.option_strings, key=len)  # .unless: what else does
+            unless = getattr(action, "unless", None)  # (train's --run-dir: --out)
+            out = ("" if action.required else f", or leave it out and give {unless}"
+                   if unless else " or leave it out")
             return (f"{name}=--: '--' is not a value (it only ends the options); "
-                    f"give {name} a value or leave it out")
+                    f"give {name} a value{out}")
     return None
 
 

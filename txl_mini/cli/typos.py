@@ -8,7 +8,8 @@ from __future__ import annotations
 import argparse
 import re
 
-from .pasted import DASHES, ODD, ascii_value
+from .pasted import DASHES, ODD
+from .proposals import accepted, flag_value, refused
 
 LEAD = re.compile(f"[{DASHES}-]+(?=[^\\W\\d_])")  # dashes, ASCII or not, then a letter
 
@@ -81,10 +82,11 @@ def options_meant(words: list[str], parser: argparse.ArgumentParser) -> list[str
 def opposite(word: str, acts: dict) -> str | None:
     """The flag `word` is the opposite of (--no-overwrite, --No_Overwrite and
     --nooverwrite: --overwrite; --cache: --no-cache), else None; a word that
-    spells an option, case and '_' aside (--Overwrite), is none's opposite."""
+    spells an option, case and '_' aside (--Overwrite), or misses one of its own
+    sign (--notie-weights: --no-tie-weights is there), is none's opposite."""
     key = word[2:].lower().replace("_", "-")
-    if "--" + key in acts:
-        return None
+    if "--" + key in acts or key.startswith("no") and f"--no-{key[2:]}" in acts:
+        return None  # --notie-weights: a miss of --no-tie-weights, not the opposite
     others = [key[3:]] if key.startswith("no-") else (
         ["no-" + key] + ([key[2:]] if key.startswith("no") else []))
     flags = [f"--{o}" for o in others if f"--{o}" in acts]
@@ -107,8 +109,9 @@ def hint(words: list[str], parser: argparse.ArgumentParser) -> str:
     typed = [w.split("=")[0] for w in words if w.startswith("--") and w != "--"]
     if any(w.split("=")[0] in acts for w in words if w.startswith("-")):  # -h too
         return "options go before '--': the words after it are not options"
-    for w in typed:
-        if other := opposite(w, acts):  # .left_out: what no flag means, if not plain
+    for w in (w.split("=")[0] for w in words if w[:1] == "-" and w != "--"):
+        # -no-overwrite as --no-overwrite; .left_out: what no flag means, if not plain
+        if other := opposite("-" * (w[1:2] != "-") + w, acts):
             default = f"leaving out {other} is the default"
             return f"{w} is not an option: {getattr(acts[other], 'left_out', default)}"
     for w in typed:
@@ -149,23 +152,26 @@ def pasted_dash(word: str, parser: argparse.ArgumentParser,
     line = f"{word}: {', and '.join(said)}; "
     if name in commands:  # `data —offline`: a command word, not an option
         return line + f"{name} is a command, not an option: type {name}"
-    if full := option_named(typed, parser):
-        return line + _typed(typed, eq, value, parser._option_string_actions[full])
+    if option_named(typed, parser):
+        return line + _typed(typed, eq, value, parser)
     if near := options_meant([typed], parser) or closest(name, commands):
         return line + f"did you mean {', '.join(near)}?"
     return line + f"and {typed} is not an option either (see --help)"
 
 
-def _typed(typed: str, eq: str, value: str, act) -> str:
-    """'type --lr=1e-4' for what pasted_dash found, only as the option takes it: a
-    flag's '=yes' left out, a number's Unicode minus made '-' too."""
-    if eq and act.nargs == 0:  # '—overwrite=yes': argparse 'ignored explicit...'
-        return f"{typed} takes no value: type {typed}"
-    if eq and act.type in (int, float) and ODD.search(value):  # '—lr=1e−4'
-        if (fixed := ascii_value(value, act.type)) is None:
-            return f"type {typed}=NUMBER ({value!r} is no {act.type.__name__})"
-        value = fixed
-    return f"type {typed}{eq}{value}"
+def _typed(typed: str, eq: str, value: str, parser) -> str:
+    """'type --lr=1e-4' for what pasted_dash found, only as the option takes it
+    (its value's Unicode dashes made '-' where that is taken): a flag's value as
+    flag_value says; a value refused either way left to the user, and why."""
+    full = option_named(typed, parser)
+    act = parser._option_string_actions[full]
+    if not eq:
+        return f"type {typed}"
+    if act.nargs == 0:  # '—overwrite=no': never --overwrite
+        return flag_value(full, value, parser._option_string_actions)
+    if (fixed := accepted(parser, act, value)) is None:  # '—device=—cpu'
+        return f"type {typed}=VALUE ({refused(parser, act, ODD.sub('-', value))})"
+    return f"type {typed}={fixed}"
 
 
 def odd_option(word: str, parser: argparse.ArgumentParser) -> str | None:
@@ -174,6 +180,10 @@ def odd_option(word: str, parser: argparse.ArgumentParser) -> str | None:
     acts = parser._option_string_actions
     if word.startswith("--="):
         return f"{word} is not an option: no name between '--' and '='"
+    head, eq, value = word.partition("=")
+    if eq and word.startswith("--") and (full := option_named(head, parser)) and (
+            acts[full].nargs == 0):  # --overwrite=no: argparse's 'ignored explicit'
+        return f"{word}: {flag_value(full, value, acts)}"
     flag = acts.get(word[:2]) if not word.startswith("--") else None
     if len(word) < 3 or flag is None or flag.nargs != 0:
         return None
@@ -202,8 +212,10 @@ def pasted_option(args: list[str], parser: argparse.ArgumentParser) -> str | Non
     for word in args:
         if word == "--" or (not value and word in subcommands):
             return None
-        if not value and (line := pasted_dash(word, parser, subcommands)
-                          or odd_option(word, parser)):
+        if not value and word[:1] == "-" and (name := word.lstrip("-")) in subcommands:
+            return f"{word}: {name} is a command, not an option: type {name}"
+        if not value and (line := odd_option(word, parser)  # -h−: -h takes no value
+                          or pasted_dash(word, parser, subcommands)):
             return line
         value = _takes_value(word, parser)
     return None

@@ -1,0 +1,43 @@
+"""What a refusal proposes to type instead, only where it is what was meant and
+is taken when typed: a flag given a value ('--overwrite=no' never proposes
+--overwrite), an option's value with its pasted Unicode dashes made '-'."""
+
+from __future__ import annotations
+
+import argparse
+
+from .pasted import ODD
+
+NO, YES = {"no", "false", "off", "0"}, {"yes", "true", "on", "1"}
+
+
+def flag_value(name: str, value: str, acts: dict) -> str:
+    """The line for flag `name` given '=value': typed by itself where the value
+    says yes; its opposite (or leaving it out) where it says no; else none."""
+    said = f"{name} takes no value"
+    if value.lower() in YES:
+        return f"{said}: type {name}"
+    if value.lower() not in NO:
+        return said
+    other = (f"--{name[5:]}" if name.startswith("--no-") else f"--no-{name[2:]}")
+    if other in acts:  # --tie-weights=no: --no-tie-weights; --no-cache=no: --cache
+        return f"{said}: type {other}"
+    return f"{said}: leave it out"
+
+
+def accepted(parser: argparse.ArgumentParser, act, value: str) -> str | None:
+    """`value` as option `act` takes it (as is, else its Unicode dashes made '-'),
+    or None; `refused` says why not."""
+    for v in dict.fromkeys((value, ODD.sub("-", value))):
+        if refused(parser, act, v) is None:
+            return v
+    return None
+
+
+def refused(parser: argparse.ArgumentParser, act, value: str) -> str | None:
+    """Why option `act` refuses `value` (argparse's own words), else None."""
+    try:
+        parser._get_values(act, [value])
+    except argparse.ArgumentError as e:
+        return e.message
+    return None
