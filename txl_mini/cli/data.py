@@ -53,9 +53,10 @@ def _cmd_text8(args: argparse.Namespace) -> None:
     args.cache_dir = expand(args.cache_dir, "--cache-dir", folder=True)
     if args.cache_dir is None:  # read even with --path (where the zip would be)
         check_cache_env()
-    elif (kernel_path(args.cache_dir, "--cache-dir")  # `miss/../c` left ./miss
-          and (why := unreachable(args.cache_dir))):  # else a traceback from pathlib
-        raise UsageError(f"--cache-dir {args.cache_dir}: {why}")
+    else:
+        kernel_path(args.cache_dir, "--cache-dir")  # `miss/../c` left ./miss
+        if why := unreachable(args.cache_dir):  # else a traceback from pathlib
+            raise UsageError(f"--cache-dir {args.cache_dir}: {why}")
     if args.path is None:  # a download into the cache, unless text8.zip is there
         check_download_folder(args.cache_dir, args.cache_dir and
                               f"--cache-dir {args.cache_dir}", option=True)

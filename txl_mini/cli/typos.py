@@ -152,18 +152,17 @@ def pasted_dash(word: str, parser: argparse.ArgumentParser,
     line = f"{word}: {', and '.join(said)}; "
     if name in commands:  # `data —offline`: a command word, not an option
         return line + f"{name} is a command, not an option: type {name}"
-    if option_named(typed, parser):
-        return line + _typed(typed, eq, value, parser)
+    if full := option_named(typed, parser):
+        return line + _typed(typed, full, eq, value, parser)
     if near := options_meant([typed], parser) or closest(name, commands):
         return line + f"did you mean {', '.join(near)}?"
     return line + f"and {typed} is not an option either (see --help)"
 
 
-def _typed(typed: str, eq: str, value: str, parser) -> str:
+def _typed(typed: str, full: str, eq: str, value: str, parser) -> str:
     """'type --lr=1e-4' for what pasted_dash found, only as the option takes it
     (its value's Unicode dashes made '-' where that is taken): a flag's value as
     flag_value says; a value refused either way left to the user, and why."""
-    full = option_named(typed, parser)
     act = parser._option_string_actions[full]
     if not eq:
         return f"type {typed}"
@@ -187,7 +186,6 @@ def odd_option(word: str, parser: argparse.ArgumentParser) -> str | None:
     flag = acts.get(word[:2]) if not word.startswith("--") else None
     if len(word) < 3 or flag is None or flag.nargs != 0:
         return None
-    head = word.split("=")[0]
     if len(head) > 2 and (full := option_named("-" + head, parser)):  # -help
         shorts = [o for o in flag.option_strings if not o.startswith("--")]
         return f"{word} is not an option: type {full} (or {', '.join(shorts)})"
