@@ -7,7 +7,8 @@ import os
 import subprocess
 import sys
 
-from test_cli_faults import ENV, one_line
+import pytest
+from test_cli_faults import ENV, one_line, txl
 
 PROG = "python -m txl_mini"
 QUICK = ("bench", "--quick", "--rounds", "1", "--steps", "1", "--max-attn-len",
@@ -47,3 +48,57 @@ def test_bench_json_refuses_a_home_of_no_user(tmp_path):
                     "home of user 'nouser', and there is no such user; give another "
                     "path (./~nouser/x.json for a folder so named)"), line
     assert os.listdir(tmp_path / "cwd") == []
+
+
+AFTER = "and options go after the command word: type"
+DATA = [
+    ("--quiet text8 --path o.txt", f"--quiet is an option of data text8, {AFTER} "
+     "data text8 --quiet --path o.txt"),
+    ("--overwrite offline --out o.txt", f"--overwrite is an option of data offline, "
+     f"{AFTER} data offline --overwrite --out o.txt"),
+    ("--chars 5 offline --out o.txt", f"--chars is an option of data offline, "
+     f"{AFTER} data offline --chars 5 --out o.txt"),
+    ("--path x", f"--path is an option of data text8, {AFTER} data text8 --path x"),
+    ("--out=o.txt", f"--out=o.txt: --out is an option of data offline, {AFTER} "
+     "data offline --out=o.txt"),
+    ("--stat f", "--stat: stats is a command, not an option: type stats"),
+    ("--stats=f", "--stats=f: stats is a command, not an option: type stats f"),
+    ("--offline=yes", "--offline=yes: offline is a command, not an option (it takes "
+     "no value): type offline"),
+    ("--Offline", "--Offline: offline is a command, not an option: type offline"),
+    ("--stats-f", "--stats-f: stats is a command, not an option: type stats"),
+    ("--verbose", "--verbose is no option of data nor of its commands; which data? "
+     "(text8, stats, offline; --help lists them)"),
+    ("-- stats f", "'--' before the command word: type data stats f (a '--' goes "
+     "after it, before words that are not options)"),
+    ("--quiet stats f", "--quiet is an option of data text8, not of data stats"),
+]
+
+
+@pytest.mark.parametrize("argv,said", DATA)
+def test_data_names_an_option_typed_before_its_command(tmp_path, argv, said):
+    res = txl("data", *argv.split(), cwd=tmp_path)
+    assert one_line(res, 2) == f"{PROG} data: error: {said}"
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("argv,said", [
+    ("--quiet train", f"--quiet is an option of train, {AFTER} train --quiet"),
+    ("--device cpu evaluate x", f"--device is an option of evaluate, {AFTER} "
+     "evaluate --device cpu x"),
+    ("--quiet data", f"--quiet is an option of data text8, {AFTER} data text8 "
+     "--quiet"),
+])
+def test_the_top_level_says_options_go_after_the_command(tmp_path, argv, said):
+    res = txl(*argv.split(), cwd=tmp_path)
+    assert one_line(res, 2) == f"{PROG}: error: {said}"
+
+
+def test_the_remedy_runs(tmp_path):
+    """What `data --chars 5 offline --out o.txt` proposes does what was meant."""
+    res = txl("data", "--chars", "1000", "offline", "--out", "o.txt", cwd=tmp_path)
+    line = one_line(res, 2).rpartition(": type ")[2]
+    assert line == "data offline --chars 1000 --out o.txt"
+    res = txl(*line.split(), cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert len((tmp_path / "o.txt").read_text()) == 1000
