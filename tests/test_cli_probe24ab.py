@@ -102,3 +102,26 @@ def test_the_remedy_runs(tmp_path):
     res = txl(*line.split(), cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     assert len((tmp_path / "o.txt").read_text()) == 1000
+
+
+def pasted(proposal: str) -> list[str]:
+    """The words bash reads from `proposal` pasted as typed."""
+    res = subprocess.run(["bash", "-c", "printf '%s\\0' " + proposal],
+                         capture_output=True, text=True, check=True)
+    return res.stdout.split("\0")[:-1]
+
+
+@pytest.mark.parametrize("argv,meant", [
+    (("train", "—steps= −1"), "--steps= -1"),
+    (("train", "—lr= 1e−3"), "--lr= 1e-3"),
+    (("sample", "ckpt", "—temperature=\t−1"), "--temperature=\t-1"),
+    (("sample", "ckpt", "—prompt=the quick"), "--prompt=the quick"),
+    (("train", "—run-dir=my runs/a"), "--run-dir=my runs/a"),
+    (("train", "—path=it's"), "--path=it's"),
+    (("sample", "ckpt", "—prompt=hello "), "--prompt=hello "),
+    (("train", "—lr=1e−3"), "--lr=1e-3"),
+])
+def test_a_proposal_pastes_back_as_the_word_meant(tmp_path, argv, meant):
+    line = one_line(txl(*argv, cwd=tmp_path), 2)
+    proposal = line.rpartition("; type ")[2]
+    assert pasted(proposal) == [meant], line

@@ -7,9 +7,13 @@ to, and the command line with the command word first."""
 from __future__ import annotations
 
 import argparse
-import shlex
 
+from .pasted import quoted
 from .typos import closest, option_named
+
+
+def typed_line(words: list) -> str:
+    return " ".join(map(quoted, words))
 
 
 def subparsers(parser: argparse.ArgumentParser) -> dict:
@@ -50,7 +54,7 @@ def misplaced(argv: list, parsers: dict, before: tuple = ()) -> str | None:
     if word == "--":
         rest = argv[1:]
         if rest and rest[0] in parsers:
-            return (f"'--' before the command word: type {shlex.join([*before, *rest])}"
+            return (f"'--' before the command word: type {typed_line([*before, *rest])}"
                     " (a '--' goes after it, before words that are not options)")
         return ("'--' before the command word: type the command first "
                 f"({', '.join(parsers)})")
@@ -65,13 +69,13 @@ def misplaced(argv: list, parsers: dict, before: tuple = ()) -> str | None:
     said = word if word == head else f"{word}: {head}"  # --out=o.txt: --out
     if len(fits) == 1:
         rest = [w for i, w in enumerate(argv) if i not in places]
-        line = shlex.join([*before, *fits[0].split(), *rest])
+        line = typed_line([*before, *fits[0].split(), *rest])
         return (f"{said} is an option of {' '.join([*before, fits[0]])}, and "
                 f"options go after the command word: type {line}")
     fits, found = ([" ".join([*before, n]) for n in x] for x in (fits, found))
     if fits:
         return (f"{said} is an option of {', '.join(fits)}, and options go "
-                f"after the command word (type {shlex.join([*before, 'COMMAND', word])}"
+                f"after the command word (type {typed_line([*before, 'COMMAND', word])}"
                 " ...)")
     if found:
         return (f"{said} is an option of {', '.join(found)}, not of "
@@ -81,5 +85,5 @@ def misplaced(argv: list, parsers: dict, before: tuple = ()) -> str | None:
         typed = [near[0], value] if eq and takes else [near[0]]
         no_value = " (it takes no value)" if eq and not takes else ""
         return (f"{word}: {near[0]} is a command, not an option{no_value}: type "
-                f"{shlex.join(typed)}")
+                f"{typed_line(typed)}")
     return None
