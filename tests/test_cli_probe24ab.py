@@ -125,3 +125,43 @@ def test_a_proposal_pastes_back_as_the_word_meant(tmp_path, argv, meant):
     line = one_line(txl(*argv, cwd=tmp_path), 2)
     proposal = line.rpartition("; type ")[2]
     assert pasted(proposal) == [meant], line
+
+
+def links(tmp_path):
+    """cwd/link -> real (a sibling), dl -> nowhere/deep, fl -> f (a file),
+    fa -> far/t (its parent far, not cwd), lp -> lp (a loop)."""
+    cwd = tmp_path / "cwd"
+    for d in ("real", "far/t"):
+        (cwd / d).mkdir(parents=True)
+    (cwd / "f").touch()
+    for name, target in (("link", "real"), ("dl", "nowhere/deep"), ("fl", "f"),
+                         ("fa", "far/t"), ("lp", "lp")):
+        (cwd / name).symlink_to(target)
+    return cwd
+
+
+def test_a_link_to_a_sibling_before_dots_is_the_folder_meant(tmp_path):
+    cwd = links(tmp_path)
+    res = txl("data", "offline", "--chars", "1000", "--out", "link/../o.txt", cwd=cwd)
+    assert res.returncode == 0, res.stderr
+    assert len((cwd / "o.txt").read_text()) == 1000
+
+
+@pytest.mark.parametrize("link,why", [
+    ("dl", "dl is a symbolic link to nowhere/deep, which is not there, so the '..' "
+     "after it leads nowhere"),
+    ("fl", "fl is a symbolic link to f, which is a file, so the '..' after it leads "
+     "nowhere"),
+    ("lp", "lp is a symbolic link loop, so the '..' after it leads nowhere"),
+    ("fa", "fa is a symbolic link, so the '..' after it is its target's parent, "
+     "{cwd}/far"),
+])
+def test_a_link_before_dots_is_said_truly(tmp_path, link, why):
+    cwd = links(tmp_path)
+    before = sorted(os.listdir(cwd))
+    res = txl("data", "offline", "--chars", "1000", "--out", f"{link}/../o.txt",
+              cwd=cwd)
+    assert one_line(res, 2) == (
+        f"{PROG} data offline: error: --out: cannot write to {link}/../o.txt: "
+        f"{why.format(cwd=cwd)}; give the path without it")
+    assert sorted(os.listdir(cwd)) == before
