@@ -165,3 +165,26 @@ def test_a_link_before_dots_is_said_truly(tmp_path, link, why):
         f"{PROG} data offline: error: --out: cannot write to {link}/../o.txt: "
         f"{why.format(cwd=cwd)}; give the path without it")
     assert sorted(os.listdir(cwd)) == before
+
+
+SEP = "'--' is not a value (it only ends the options); give"
+
+
+@pytest.mark.parametrize("argv,tail", [
+    (("--out=--",), "--out a value, or leave it out and give --run-dir or --resume"),
+    (("--resume=--",), "--resume a value, or leave it out and give --run-dir or "
+     "--out"),
+    (("--run-dir=--",), "--run-dir a value, or leave it out and give --out or "
+     "--resume"),
+    (("--run-dir", "r", "--out=--"), "--out a value or leave it out"),
+    (("--out", "o.pt", "--resume=--"), "--resume a value or leave it out"),
+])
+def test_a_dashes_value_says_what_else_to_give(tmp_path, argv, tail):
+    """Left out alone, train says 'give --run-dir DIR': the tail says so, only
+    where none of the others is given."""
+    res = txl("train", *argv, cwd=tmp_path)
+    word = next(w for w in argv if w.endswith("=--"))
+    assert one_line(res, 2) == f"{PROG} train: error: {word}: {SEP} {tail}"
+    assert one_line(txl("train", cwd=tmp_path), 2).endswith("give --run-dir DIR "
+                                                            "(where checkpoints "
+                                                            "and metrics go)")
