@@ -118,6 +118,10 @@ def _list_commands(argv: list) -> int:
         for cmd, what in COMMANDS.items():
             print(f"  {cmd:<9} {what}")
         return 0
+    if argv and argv[0][:1] == "-" and (line := _option_first(argv)):
+        print(printable(f"python -m txl_mini: error: {line}", sys.stderr),
+              file=sys.stderr)  # `--quiet train`: not 'unknown command --quiet'
+        return 2
     what = f"unknown command {argv[0]!r}" if argv else "which command?"
     hint = f"{', '.join(COMMANDS)}; --help lists them"
     if argv and (near := closest(argv[0], COMMANDS)):  # 'Train', 'evalute'
@@ -125,6 +129,21 @@ def _list_commands(argv: list) -> int:
     line = f"python -m txl_mini: error: {what} ({hint})"
     print(printable(line, sys.stderr), file=sys.stderr)
     return 2
+
+
+def _option_first(argv: list) -> str | None:
+    """misplaced's line for an option before the command word, if it is one of a
+    command's (whose parsers load torch: only here, for this line of error)."""
+    parsers = {}
+    for name in COMMANDS:
+        try:
+            module = import_module(f"{__name__}.{name}")
+            parsers[name] = getattr(module, "build_parser", None) or module._parser
+            parsers[name] = parsers[name]()
+        except Exception:  # a broken torch: the line without it
+            return None
+    from .misplaced import misplaced
+    return misplaced(argv, parsers)
 
 
 def plural(n: int, noun: str) -> str:

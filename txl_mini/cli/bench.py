@@ -14,14 +14,12 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import time
 from contextlib import nullcontext
 
 import torch
 
 from ..config import preset
-from ..files import ANY, snapshot
 from .bench_eval import (
     EVAL_LENS,
     SHAPES,
@@ -31,7 +29,7 @@ from .bench_eval import (
     max_attn_len,
     memory_flatness,
 )
-from .bench_json import refuse_not_result, write_json
+from .bench_json import check_json, write_json, wrote
 from .bench_profile import format_profile, profile_step
 from .bench_train import bench_training, device_name, matmul_flops, train_config
 from .compile_cache import check_compile_cache
@@ -46,9 +44,7 @@ from .options import (
     pick_device,
     set_threads,
 )
-from .outputs import check_output, refuse_in_run
-from .paths import refuse_empty, writable_folder
-from .rundir import OWN, remove_created
+from .rundir import remove_created
 
 PROG = "python -m txl_mini bench"
 
@@ -94,17 +90,8 @@ def check_args(args, made: list) -> tuple[torch.device, object]:
     check_long_segments(args.long_segments)
     set_threads(args.threads)
     args.batch = args.batch or (4 if args.quick else 16)  # a given one, also --quick's
-    refuse_empty(("--json", args.json))  # else '' wrote no JSON, silently
     check_compile_cache()  # torch makes it as the first Adam is built
-    was = ANY
-    if args.json:  # checked before minutes of benchmarking; a missing folder is made,
-        # as train's --out's is (each level in `made`); a link's target's folder
-        real = check_output(args.json, "--json")
-        was = snapshot(real)
-        folder = os.path.dirname(real)
-        refuse_in_run(args.json, "--json", OWN)  # a run's last.pt, or its folder
-        refuse_not_result(args.json, "--json")  # a model: replaced, exit 0
-        writable_folder(folder, f"--json {args.json}", made)
+    was = check_json(args, made)  # before minutes of benchmarking
     device = pick_device(args.device)
     if device.type == "mps":  # auto on a Mac: the CPU (see --device)
         device = torch.device("cpu")
@@ -148,7 +135,7 @@ def main(argv=None) -> int:
         failed = write_json(args.json, result, was) if args.json else None
         print(format_report(result))  # after the JSON: `| head -1` closed the pipe
         # here, exit 141, before the JSON was written (minutes of benchmarks lost)
-        return fail(PROG, failed, 1) if failed else 0
+        return fail(PROG, failed, 1) if failed else wrote(args.json)
     finally:
         remove_created(made)  # those still empty: a refusal, Ctrl-C, a failed write
 

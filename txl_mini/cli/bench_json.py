@@ -5,13 +5,43 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 
-from ..files import ANY, atomic_path
-from .errors import UsageError
-from .outputs import sweep_temps
+from ..files import ANY, atomic_path, snapshot
+from .errors import UsageError, printable
+from .outputs import check_output, refuse_in_run, sweep_temps
+from .paths import expand, refuse_empty, writable_folder
+from .rundir import OWN
 
 # keys every result of bench --json holds; a file without them is someone's
 BENCH_KEYS = {"device", "torch", "train", "eval", "memory_flatness"}
+
+
+def check_json(args, made: list):
+    """bench's --json, checked before minutes of benchmarking: `~/x` expanded as
+    every path option's (it was written to a folder './~'; `~nouser/x` too, where
+    every other command refuses it), into args.json, which is both checked and
+    written. A missing folder is made, as train's --out's is (each level in
+    `made`); a link's target's folder. Returns what the file held (files.snapshot;
+    ANY without --json): the write at the end replaces only that."""
+    refuse_empty(("--json", args.json))  # else '' wrote no JSON, silently
+    if not args.json:
+        return ANY
+    args.json = expand(args.json, "--json")
+    real = check_output(args.json, "--json")
+    was = snapshot(real)
+    refuse_in_run(args.json, "--json", OWN)  # a run's last.pt, or its folder
+    refuse_not_result(args.json, "--json")  # a model: replaced, exit 0
+    writable_folder(os.path.dirname(real), f"--json {args.json}", made)
+    return was
+
+
+def wrote(path: str | None) -> int:
+    """bench's last line, after its report: where --json's file went (`~/x` and
+    a relative path said as the path written). Exit status 0."""
+    if path:
+        print(printable(f"wrote the results as JSON to {path}", sys.stdout))
+    return 0
 
 
 def refuse_not_result(path: str, opt: str) -> None:

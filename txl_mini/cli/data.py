@@ -16,9 +16,10 @@ from .corpus import option_names
 from .data_offline import cmd_offline
 from .errors import printable
 from .folders import kernel_path
+from .misplaced import misplaced, subparsers
 from .options import Parser, UsageError, ascii_only, command, fail
 from .outputs import check_cache_env, check_download_folder, unreachable
-from .pasted import pasted_minus
+from .pasted import pasted_minus, shown
 from .paths import expand, refuse_directory, refuse_empty, refuse_missing, refuse_stdin
 from .stdout import StdoutFailed, silence
 
@@ -109,11 +110,15 @@ def _distances(s: str) -> tuple[int, ...]:
 @command(PROG, errors=ERRORS)  # before the subcommand is known
 def main(argv=None) -> int:
     """`python -m txl_mini data ...`; returns the exit status."""
-    ap = _parser()
+    ap, argv = _parser(), sys.argv[1:] if argv is None else list(argv)
+    if line := misplaced(argv, subparsers(ap), ("data",)):  # `data --quiet text8`
+        return fail(PROG, f"error: {line}")
     args, extra = ap.parse_known_args(argv)
     if args.cmd is None:  # one line, as the bare `python -m txl_mini` (was the usage)
         names = ", ".join(SUBCOMMANDS["data"])
-        return fail(PROG, f"error: which data? ({names}; --help lists them)")
+        what = (f"{shown(extra[:1])} is no option of data nor of its commands; "
+                if extra else "")  # `data --verbose`: the word was dropped
+        return fail(PROG, f"error: {what}which data? ({names}; --help lists them)")
     if extra:  # else said by `python -m txl_mini data`, not by the subcommand
         args.parser.unrecognized(extra)
     # its errors, Ctrl-C and a stdout that fails name it as argparse's own do:

@@ -140,11 +140,25 @@ def kernel_path(folder: str, opt: str) -> str:
             stack.append(i)  # a leading '..' is the real parent: nothing to check
             continue
         before = os.sep.join(parts[:stack.pop() + 1])
-        why = ("is a symbolic link, so the '..' after it is its target's parent, "
-               + os.path.dirname(os.path.realpath(before)) if os.path.islink(before)
-               else "is not a folder, so the '..' after "
-               "it leads nowhere" if not os.path.isdir(before) else "")
-        if why:
+        if why := _before_dots(before):
             raise UsageError(f"{opt}: cannot write to {folder}: {before} {why}; "
                              "give the path without it")
     return os.path.normpath(folder)
+
+
+def _before_dots(before: str) -> str:
+    """Why a '..' after `before` is not the folder normpath names ('' if it is): a
+    symbolic link whose target's parent is another folder (the same one, `link ->
+    sibling`, is fine), or one to nothing, to a file, or a loop; a file; nothing."""
+    if not os.path.islink(before):
+        return "" if os.path.isdir(before) else ("is not a folder, so the '..' "
+                                                 "after it leads nowhere")
+    if not os.path.isdir(before):  # the kernel: ENOENT, ENOTDIR, ELOOP
+        target = os.readlink(before)
+        what = ("loop" if is_loop(before) else f"to {target}, which is a file" if
+                os.path.exists(before) else f"to {target}, which is not there")
+        return f"is a symbolic link {what}, so the '..' after it leads nowhere"
+    kernel = os.path.realpath(os.path.join(before, os.pardir))
+    if kernel == os.path.realpath(os.path.dirname(before) or os.curdir):
+        return ""
+    return f"is a symbolic link, so the '..' after it is its target's parent, {kernel}"

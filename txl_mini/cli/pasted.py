@@ -40,7 +40,25 @@ def pasted_minus(text: str, kind) -> str | None:
     if fixed.startswith("-") and not NEGATIVE.match(fixed):
         return (f"{line}; type {fixed} joined to its option by '=' (--OPTION={fixed}):"
                 f" a separate {fixed} is read as an option")
-    return f"{line}; type {fixed}"
+    return f"{line}; type {quoted(fixed)}"
+
+
+def quoted(word: str) -> str:
+    """`word` as a POSIX shell reads it back when pasted: as is where it can be,
+    (letters, digits, @%+=:,./-_, as shlex's, non-ASCII letters too), else in ''
+    (shlex.quote: a space, a quote), else, holding a character not printable (a
+    tab, a zero-width space), in bash's $'...' with its escapes. The proposal
+    'type --prompt=the quick' gave --prompt=the and a word 'quick'."""
+    import shlex
+
+    if word and all(c.isalnum() or c in "@%+=:,./-_" for c in word):
+        return word
+    if word.isprintable():
+        return shlex.quote(word)
+    esc = {"\\": "\\\\", "'": "\\'", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
+    return "$'" + "".join(esc.get(c) or (c if c.isprintable() else (
+        f"\\x{ord(c):02x}" if ord(c) < 0x80 else f"\\u{ord(c):04x}" if ord(c) < 0x10000
+        else f"\\U{ord(c):08x}")) for c in word) + "'"
 
 
 def shown(words: list[str]) -> str:

@@ -16,13 +16,29 @@ def not_a_value(parser: argparse.ArgumentParser, ns: argparse.Namespace) -> str 
         value = getattr(ns, action.dest, None)
         if (action.option_strings and action.nargs in (None, "?") and value == []
                 and isinstance(value, list) and value is not action.default):
-            name = max(action.option_strings, key=len)  # .unless: what else does
-            unless = getattr(action, "unless", None)  # (train's --run-dir: --out)
+            name = max(action.option_strings, key=len)
+            unless = _others(parser, ns, name)
             out = ("" if action.required else f", or leave it out and give {unless}"
                    if unless else " or leave it out")
             return (f"{name}=--: '--' is not a value (it only ends the options); "
                     f"give {name} a value{out}")
     return None
+
+
+def _others(parser: argparse.ArgumentParser, ns, name: str) -> str:
+    """'--out or --resume' where option `name` is one of a group that the command
+    needs one of (an action's `.unless`, with its own name: train's --run-dir,
+    --out, --resume) and no other of it has a value in `ns`; else ''. Left out
+    alone, train said 'give --run-dir DIR'."""
+    acts = parser._option_string_actions
+    for a in (a for a in parser._actions if getattr(a, "unless", ())):
+        group = [max(a.option_strings, key=len), *a.unless]
+        if name in group:
+            others = [o for o in group if o != name]
+            given = any(getattr(ns, acts[o].dest, None) not in (None, [])
+                        for o in others)
+            return "" if given else " or ".join(others)
+    return ""
 
 
 def end_of_options(args: list[str], extra: list[str]) -> list[str]:

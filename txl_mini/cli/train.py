@@ -83,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="write last.pt every N steps (and at the end)")
     add("--log-every", type=int, default=10, help="a metrics.jsonl line every N steps")
     add("--run-dir", help="directory for config, metrics, curves and checkpoints "
-        "(default: --out without .pt)").unless = "--out or --resume"  # separator
+        "(default: --out without .pt)").unless = ("--out", "--resume")  # separator
     add("--out", help="also write the final model to this .pt file")
     add("--resume", metavar="DIR", help="continue the run in DIR exactly (same "
         "machine, device and --threads)")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import re
 
-from .pasted import DASHES, ODD
+from .pasted import DASHES, ODD, quoted
 from .proposals import accepted, flag_value, refused
 
 LEAD = re.compile(f"[{DASHES}-]+(?=[^\\W\\d_])")  # dashes, ASCII or not, then a letter
@@ -170,7 +170,7 @@ def _typed(typed: str, full: str, eq: str, value: str, parser) -> str:
         return flag_value(full, value, parser._option_string_actions)
     if (fixed := accepted(parser, act, value)) is None:  # '—device=—cpu'
         return f"type {typed}=VALUE ({refused(parser, act, ODD.sub('-', value))})"
-    return f"type {typed}={fixed}"
+    return f"type {quoted(f'{typed}={fixed}')}"  # pastes back as one word
 
 
 def odd_option(word: str, parser: argparse.ArgumentParser) -> str | None:

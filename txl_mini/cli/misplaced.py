@@ -1,0 +1,89 @@
+"""An option typed before its command word: `python -m txl_mini --quiet train`,
+`data --quiet text8`, `data --chars 5 offline`. argparse said 'unknown command',
+'invalid choice: 5' (the option's value read as the command) or 'options go before
+--' where there was no '--'; the line now names the option, the command it belongs
+to, and the command line with the command word first."""
+
+from __future__ import annotations
+
+import argparse
+
+from .pasted import quoted
+from .typos import closest, option_named
+
+
+def typed_line(words: list) -> str:
+    return " ".join(map(quoted, words))
+
+
+def subparsers(parser: argparse.ArgumentParser) -> dict:
+    """name -> parser of `parser`'s subcommands (data's text8, stats, offline)."""
+    return {name: p for a in parser._actions
+            if isinstance(a, argparse._SubParsersAction)
+            for name, p in a.choices.items()}
+
+
+def _owners(head: str, parsers: dict) -> list[str]:
+    """Each command (`evaluate`, `data text8`) of `parsers` whose option `head` is."""
+    found = []
+    for name, p in parsers.items():
+        subs = subparsers(p).items()
+        for n, q in ((name, p), *((f"{name} {s}", q) for s, q in subs)):
+            if (full := option_named(head, q)) and full not in ("-h", "--help"):
+                found.append(n)
+    return found
+
+
+def _typed_path(argv: list, parsers: dict) -> list[int]:
+    """The places in argv of the command words typed (`data`, then `stats`)."""
+    places, ps = [], parsers
+    for i, word in enumerate(argv):
+        if word in ps:
+            places.append(i)
+            if not (ps := subparsers(ps[word])):
+                break
+    return places
+
+
+def misplaced(argv: list, parsers: dict, before: tuple = ()) -> str | None:
+    """The line for argv's first word where it is '--' or an option (ASCII dashes;
+    pasted_dash says the others) before the command word, one of `parsers` (name ->
+    parser); None where it is neither, or no command's option. `before`: the words
+    typed before argv ('data'), which the remedy starts with."""
+    word = argv[0] if argv else ""
+    if word == "--":
+        rest = argv[1:]
+        if rest and rest[0] in parsers:
+            return (f"'--' before the command word: type {typed_line([*before, *rest])}"
+                    " (a '--' goes after it, before words that are not options)")
+        return ("'--' before the command word: type the command first "
+                f"({', '.join(parsers)})")
+    head, eq, value = word.partition("=")
+    name = head.lstrip("-")
+    if not word.startswith("-") or not name.isascii() or word in ("-h", "--help"):
+        return None
+    places = _typed_path(argv, parsers)
+    path = [argv[i] for i in places]
+    found = _owners(head, parsers)
+    fits = [n for n in found if n.split()[:len(path)] == path]
+    said = word if word == head else f"{word}: {head}"  # --out=o.txt: --out
+    if len(fits) == 1:
+        rest = [w for i, w in enumerate(argv) if i not in places]
+        line = typed_line([*before, *fits[0].split(), *rest])
+        return (f"{said} is an option of {' '.join([*before, fits[0]])}, and "
+                f"options go after the command word: type {line}")
+    fits, found = ([" ".join([*before, n]) for n in x] for x in (fits, found))
+    if fits:
+        return (f"{said} is an option of {', '.join(fits)}, and options go "
+                f"after the command word (type {typed_line([*before, 'COMMAND', word])}"
+                " ...)")
+    if found:
+        return (f"{said} is an option of {', '.join(found)}, not of "
+                f"{' '.join([*before, *path])}")
+    if near := ([name.lower()] if name.lower() in parsers else closest(name, parsers)):
+        takes = any(not a.option_strings for a in parsers[near[0]]._actions)
+        typed = [near[0], value] if eq and takes else [near[0]]
+        no_value = " (it takes no value)" if eq and not takes else ""
+        return (f"{word}: {near[0]} is a command, not an option{no_value}: type "
+                f"{typed_line(typed)}")
+    return None
