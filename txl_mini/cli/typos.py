@@ -9,7 +9,7 @@ import argparse
 import re
 
 from .pasted import DASHES, ODD
-from .proposals import accepted, flag_value, refused
+from .proposals import accepted, flag_value, proposed, refused
 
 LEAD = re.compile(f"[{DASHES}-]+(?=[^\\W\\d_])")  # dashes, ASCII or not, then a letter
 
@@ -59,9 +59,9 @@ def _one_edit(a: str, b: str) -> bool:
         a[i + 2:] == b[i + 2:] and a[i:i + 2] == b[i:i + 2][::-1]))
 
 
-def options_meant(words: list[str], parser: argparse.ArgumentParser) -> list[str]:
+def options_meant(words: list[str], parser: argparse.ArgumentParser) -> list:
     """For each unrecognized word that looks like an option (--stpes, --mem_len=4),
-    the parser's closest long options (--steps, --mem-len)."""
+    (the word, each of the parser's closest long options: --steps, --mem-len)."""
     acts = parser._option_string_actions
     longs = {o[2:] for o in acts if o.startswith("--")}
     near = []
@@ -69,13 +69,13 @@ def options_meant(words: list[str], parser: argparse.ArgumentParser) -> list[str
         name = w.split("=")[0].lstrip("-")
         key = name.lower().replace("_", "-")
         if key in OFFICIAL:  # the official code's name: --tgt_len is --seg-len here
-            near += [o for o in [OFFICIAL[key]] if o[2:] in longs and o not in near]
+            near += [(w, o) for o in [OFFICIAL[key]] if o[2:] in longs]
         elif w.startswith("-") and name[:1].isalpha():
             # never a flag of the other sign: --no-overwrit is not a typo of
             # --overwrite; an option taking a value has none (--no-layer: --n-layer)
-            near += [f"--{o}" for o in closest(name, longs) if f"--{o}" not in near
-                     and (acts[f"--{o}"].nargs != 0
-                          or o.startswith("no-") == key.startswith("no"))]
+            near += [(w, f"--{o}") for o in closest(name, longs)
+                     if acts[f"--{o}"].nargs != 0
+                     or o.startswith("no-") == key.startswith("no")]
     return near
 
 
@@ -118,8 +118,7 @@ def hint(words: list[str], parser: argparse.ArgumentParser) -> str:
         if OFFICIAL.get(w[2:].lower().replace("_", "-")) == "":
             return (f"{w}: the official code's extended context (ext_len) has no "
                     "counterpart here")
-    near = options_meant(words, parser)
-    return f"did you mean {', '.join(near)}?" if near else "see --help"
+    return proposed(options_meant(words, parser), acts)  # --overwirte=no: not itself
 
 
 def _u(c: str) -> str:
@@ -154,7 +153,9 @@ def pasted_dash(word: str, parser: argparse.ArgumentParser,
         return line + f"{name} is a command, not an option: type {name}"
     if full := option_named(typed, parser):
         return line + _typed(typed, full, eq, value, parser)
-    if near := options_meant([typed], parser) or closest(name, commands):
+    if (said := hint([typed + eq + value], parser)) != "see --help":
+        return line + said  # as the ASCII word's: '—overwrite_=no'
+    if near := closest(name, commands):
         return line + f"did you mean {', '.join(near)}?"
     return line + f"and {typed} is not an option either (see --help)"
 
