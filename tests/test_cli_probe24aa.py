@@ -73,3 +73,39 @@ def test_a_flag_given_a_value_is_judged_by_the_value_on_every_route(
         typed = _proposal(before, word, said)
         assert typed == (flag if value.lower() in ("yes", "true", "on", "1")
                          else pair), said
+
+
+@pytest.mark.parametrize("before, word, other", [
+    (EVAL, "--cache=no", "--no-cache"), (["sample", "x.pt"], "--cache=off",
+                                         "--no-cache"),
+    (TRAIN, "--progress=no", "--no-progress"),
+    (BENCH, "--paper-shape=no", "--no-paper-shape"),
+    (EVAL, "-cache=false", "--no-cache"),
+])
+def test_the_opposite_word_given_no_names_the_flag_asked_for(
+        tmp_path, before, word, other):
+    said = one_line(txl(*before, word, cwd=tmp_path), 2)
+    assert said == (f"{PROG} {before[0]}: error: unrecognized arguments: {word} "
+                    f"({word.split('=')[0]} is not an option: type {other})")
+    assert _proposal(before, word, said) == other
+
+
+def _explained(said: str) -> str:
+    """What a line says of the word, after what it says of the dash."""
+    said = said.partition(": error: ")[2]
+    if said.startswith("unrecognized arguments: "):
+        return said.partition(" (")[2][:-1]
+    return said.removesuffix(" (see --help)")
+
+
+@pytest.mark.parametrize("before, rest", [
+    (BENCH, "paper-shape=no"), (TRAIN, "no-overwrite=no"), (TRAIN, "ext_len=0"),
+    (TRAIN, "pre=no"), (TRAIN, "no=yes"), (EVAL, "cache=no"),
+    (BENCH, "paper-shape=yes"), (TRAIN, "progress=off"),
+])
+def test_a_pasted_word_gets_the_ascii_words_explanation(tmp_path, before, rest):
+    ascii_said = one_line(txl(*before, f"--{rest}", cwd=tmp_path), 2)
+    said = one_line(txl(*before, f"{EM}{rest}", cwd=tmp_path), 2)
+    assert said.partition("not '--'; ")[2] == _explained(ascii_said), (said,
+                                                                      ascii_said)
+    assert "not an option either" not in said

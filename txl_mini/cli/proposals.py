@@ -42,6 +42,15 @@ def proposed(meant: list[tuple[str, str]], acts: dict) -> str:
     return "; ".join(dict.fromkeys(said + lines)) or "see --help"
 
 
+def opposite_line(word: str, other: str, value: str, acts: dict) -> str:
+    """The line for `word`, the opposite of flag `other`, no option itself: what
+    leaving `other` out means; '--cache=no' (no cache asked) names --no-cache."""
+    if value.lower() in NO and other.startswith("--no-"):
+        return f"{word} is not an option: type {other}"
+    default = f"leaving out {other} is the default"
+    return f"{word} is not an option: {getattr(acts[other], 'left_out', default)}"
+
+
 def accepted(parser: argparse.ArgumentParser, act, value: str) -> str | None:
     """`value` as option `act` takes it (as is, else its Unicode dashes made '-'),
     or None; `refused` says why not."""

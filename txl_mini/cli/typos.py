@@ -9,7 +9,7 @@ import argparse
 import re
 
 from .pasted import DASHES, ODD
-from .proposals import accepted, flag_value, proposed, refused
+from .proposals import accepted, flag_value, opposite_line, proposed, refused
 
 LEAD = re.compile(f"[{DASHES}-]+(?=[^\\W\\d_])")  # dashes, ASCII or not, then a letter
 
@@ -109,11 +109,10 @@ def hint(words: list[str], parser: argparse.ArgumentParser) -> str:
     typed = [w.split("=")[0] for w in words if w.startswith("--") and w != "--"]
     if any(w.split("=")[0] in acts for w in words if w.startswith("-")):  # -h too
         return "options go before '--': the words after it are not options"
-    for w in (w.split("=")[0] for w in words if w[:1] == "-" and w != "--"):
-        # -no-overwrite as --no-overwrite; .left_out: what no flag means, if not plain
+    for w, _, value in (w.partition("=") for w in words if w[:1] == "-" and w != "--"):
+        # -no-overwrite as --no-overwrite; --cache=no: type --no-cache
         if other := opposite("-" * (w[1:2] != "-") + w, acts):
-            default = f"leaving out {other} is the default"
-            return f"{w} is not an option: {getattr(acts[other], 'left_out', default)}"
+            return opposite_line(w, other, value, acts)
     for w in typed:
         if OFFICIAL.get(w[2:].lower().replace("_", "-")) == "":
             return (f"{w}: the official code's extended context (ext_len) has no "
@@ -153,8 +152,11 @@ def pasted_dash(word: str, parser: argparse.ArgumentParser,
         return line + f"{name} is a command, not an option: type {name}"
     if full := option_named(typed, parser):
         return line + _typed(typed, full, eq, value, parser)
+    if len(hits := abbreviated(typed, parser)) > 1:  # '—pre=no', as --pre=no
+        return line + (f"ambiguous option: {typed}{eq}{value} could match "
+                       f"{', '.join(hits)}")
     if (said := hint([typed + eq + value], parser)) != "see --help":
-        return line + said  # as the ASCII word's: '—overwrite_=no'
+        return line + said  # as the ASCII word's: '—cache=no', '—ext_len=0'
     if near := closest(name, commands):
         return line + f"did you mean {', '.join(near)}?"
     return line + f"and {typed} is not an option either (see --help)"
@@ -231,9 +233,13 @@ def _takes_value(word: str, parser: argparse.ArgumentParser) -> bool:
 def option_named(word: str, parser: argparse.ArgumentParser) -> str | None:
     """The option string `word` names, as argparse reads it: itself, or the one
     option it abbreviates (--no-tie: --no-tie-weights); None for none or several."""
-    acts = parser._option_string_actions
-    if word in acts:
+    if word in parser._option_string_actions:
         return word
-    hits = [o for o in acts if parser.allow_abbrev and word.startswith("--")
-            and o.startswith(word)]
+    hits = abbreviated(word, parser)
     return hits[0] if len(hits) == 1 else None
+
+
+def abbreviated(word: str, parser: argparse.ArgumentParser) -> list[str]:
+    """The long options `word` abbreviates, as argparse finds them."""
+    return [o for o in parser._option_string_actions if parser.allow_abbrev
+            and word.startswith("--") and o.startswith(word)]
