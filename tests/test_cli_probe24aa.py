@@ -109,3 +109,15 @@ def test_a_pasted_word_gets_the_ascii_words_explanation(tmp_path, before, rest):
     assert said.partition("not '--'; ")[2] == _explained(ascii_said), (said,
                                                                       ascii_said)
     assert "not an option either" not in said
+
+
+@pytest.mark.parametrize("word, tail", [
+    ("-h=yes", "type -h"), ("-h=TRUE", "type -h"), ("-h=no", "leave it out"),
+    ("-h=off", "leave it out"), (f"-h{MINUS}", "type -h"), (f"-h{EM}", "type -h"),
+    ("-h=3", "type -h"),
+])
+def test_h_given_a_value_gets_the_way_out(tmp_path, word, tail):
+    assert one_line(txl("train", word, cwd=tmp_path), 2) == (
+        f"{PROG} train: error: {word}: -h takes no value: {tail}")
+    if tail == "type -h":
+        assert txl("train", "-h", cwd=tmp_path).returncode == 0

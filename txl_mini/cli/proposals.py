@@ -14,10 +14,12 @@ NO, YES = {"no", "false", "off", "0"}, {"yes", "true", "on", "1"}
 def flag_value(name: str, value: str, acts: dict) -> str:
     """The line for flag `name` given '=value', whatever the route that found it
     (spelled, abbreviated, a near miss, case, '_', dashes, the official name):
-    typed by itself where the value says yes; its opposite (or leaving it out)
-    where it says no, never the flag itself; else none."""
+    typed by itself where the value says yes (for help, anything but no: asking
+    loses nothing); its opposite (or leaving it out) where it says no, never the
+    flag itself; else none."""
     said = f"{name} takes no value"
-    if value.lower() in YES:
+    if value.lower() in YES or (value.lower() not in NO and isinstance(
+            acts[name], argparse._HelpAction)):
         return f"{said}: type {name}"
     if value.lower() not in NO:
         return said

@@ -197,10 +197,11 @@ def odd_option(word: str, parser: argparse.ArgumentParser) -> str | None:
         flags += 1
     if flags == len(word):
         return None
-    c = word[flags]
-    other = (f", and -{c} is not an option" if c.isalpha() and "-" + c not in acts
-             else "")
-    return f"{word}: -{word[flags - 1]} takes no value{other}"
+    c, short = word[flags], "-" + word[flags - 1]
+    if c.isalpha() and "-" + c not in acts:
+        return f"{word}: {short} takes no value, and -{c} is not an option"
+    # -h=no: leave it out; -h=yes, -h−, -h5: type -h
+    return f"{word}: {flag_value(short, word[flags + 1:] if c == '=' else c, acts)}"
 
 
 def pasted_option(args: list[str], parser: argparse.ArgumentParser) -> str | None:
