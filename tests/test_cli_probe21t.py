@@ -64,8 +64,8 @@ def test_a_unicode_minus_in_a_number_is_named(tmp_path, argv, line):
     (["train", "-help"], "train: error: -help is not an option: type --help (or -h)"),
     (["evaluate", "x.pt", "-hel"],
      "evaluate: error: -hel is not an option: type --help (or -h)"),
-    (["sample", "x", "-h5"], "sample: error: -h5: -h takes no value"),
-    (["train", "-h=5"], "train: error: -h=5: -h takes no value"),
+    (["sample", "x", "-h5"], "sample: error: -h5: -h takes no value: type -h"),
+    (["train", "-h=5"], "train: error: -h=5: -h takes no value: type -h"),
     (["train", "-hv"], "train: error: -hv: -h takes no value, and -v is not an option"),
     (["train", "--=3"], "train: error: --=3 is not an option: no name between '--' "
      "and '='"),

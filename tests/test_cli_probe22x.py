@@ -46,9 +46,9 @@ def test_one_edit_before_a_shared_ending_is_a_near_miss(tmp_path, argv, hint):
     (["bench", f"{EM}quick=1"], f"bench: error: {EM}quick=1: starts with a '{EM}' "
      "(U+2014), not '--'; --quick takes no value: type --quick"),
     (["train", f"{EM}help=3"], f"train: error: {EM}help=3: starts with a '{EM}' "
-     "(U+2014), not '--'; --help takes no value"),  # '3' says no yes
+     "(U+2014), not '--'; --help takes no value: type --help"),  # fix-31aa
     (["train", f"{EM}h=3"], f"train: error: {EM}h=3: starts with a '{EM}' "
-     "(U+2014), not '--'; -h takes no value"),
+     "(U+2014), not '--'; -h takes no value: type -h"),
     (["train", f"{EM}=3"], f"train: error: {EM}=3: starts with a '{EM}' (U+2014), "
      "not '--', and no name between it and '='"),
     (["train", f"-{EM}=3"], f"train: error: -{EM}=3: starts with '-{EM}' (U+002D "
@@ -100,10 +100,10 @@ def test_the_joined_spelling_is_the_one_argparse_takes(tmp_path):
                                  ["bench"], ["data", "offline", "--out", "o"]])
 @pytest.mark.parametrize("word, line", [
     ("-hhelp", "-hhelp: -h takes no value, and -e is not an option"),
-    ("-h=help", "-h=help: -h takes no value"),
+    ("-h=help", "-h=help: -h takes no value: type -h"),  # fix-31aa
     ("-hhv", "-hhv: -h takes no value, and -v is not an option"),
-    ("-hh5", "-hh5: -h takes no value"),
-    ("-h=h5", "-h=h5: -h takes no value"),
+    ("-hh5", "-hh5: -h takes no value: type -h"),
+    ("-h=h5", "-h=h5: -h takes no value: type -h"),
 ])
 def test_a_single_dash_help_form_is_one_true_line(tmp_path, cmd, word, line):
     res = txl(*cmd, word, cwd=tmp_path)

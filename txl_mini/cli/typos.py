@@ -9,7 +9,7 @@ import argparse
 import re
 
 from .pasted import DASHES, ODD, quoted
-from .proposals import accepted, flag_value, refused
+from .proposals import accepted, flag_value, opposite_line, proposed, refused
 
 LEAD = re.compile(f"[{DASHES}-]+(?=[^\\W\\d_])")  # dashes, ASCII or not, then a letter
 
@@ -59,9 +59,9 @@ def _one_edit(a: str, b: str) -> bool:
         a[i + 2:] == b[i + 2:] and a[i:i + 2] == b[i:i + 2][::-1]))
 
 
-def options_meant(words: list[str], parser: argparse.ArgumentParser) -> list[str]:
+def options_meant(words: list[str], parser: argparse.ArgumentParser) -> list:
     """For each unrecognized word that looks like an option (--stpes, --mem_len=4),
-    the parser's closest long options (--steps, --mem-len)."""
+    (the word, each of the parser's closest long options: --steps, --mem-len)."""
     acts = parser._option_string_actions
     longs = {o[2:] for o in acts if o.startswith("--")}
     near = []
@@ -69,13 +69,13 @@ def options_meant(words: list[str], parser: argparse.ArgumentParser) -> list[str
         name = w.split("=")[0].lstrip("-")
         key = name.lower().replace("_", "-")
         if key in OFFICIAL:  # the official code's name: --tgt_len is --seg-len here
-            near += [o for o in [OFFICIAL[key]] if o[2:] in longs and o not in near]
+            near += [(w, o) for o in [OFFICIAL[key]] if o[2:] in longs]
         elif w.startswith("-") and name[:1].isalpha():
             # never a flag of the other sign: --no-overwrit is not a typo of
             # --overwrite; an option taking a value has none (--no-layer: --n-layer)
-            near += [f"--{o}" for o in closest(name, longs) if f"--{o}" not in near
-                     and (acts[f"--{o}"].nargs != 0
-                          or o.startswith("no-") == key.startswith("no"))]
+            near += [(w, f"--{o}") for o in closest(name, longs)
+                     if acts[f"--{o}"].nargs != 0
+                     or o.startswith("no-") == key.startswith("no")]
     return near
 
 
@@ -109,17 +109,15 @@ def hint(words: list[str], parser: argparse.ArgumentParser) -> str:
     typed = [w.split("=")[0] for w in words if w.startswith("--") and w != "--"]
     if any(w.split("=")[0] in acts for w in words if w.startswith("-")):  # -h too
         return "options go before '--': the words after it are not options"
-    for w in (w.split("=")[0] for w in words if w[:1] == "-" and w != "--"):
-        # -no-overwrite as --no-overwrite; .left_out: what no flag means, if not plain
+    for w, _, value in (w.partition("=") for w in words if w[:1] == "-" and w != "--"):
+        # -no-overwrite as --no-overwrite; --cache=no: type --no-cache
         if other := opposite("-" * (w[1:2] != "-") + w, acts):
-            default = f"leaving out {other} is the default"
-            return f"{w} is not an option: {getattr(acts[other], 'left_out', default)}"
+            return opposite_line(w, other, value, acts)
     for w in typed:
         if OFFICIAL.get(w[2:].lower().replace("_", "-")) == "":
             return (f"{w}: the official code's extended context (ext_len) has no "
                     "counterpart here")
-    near = options_meant(words, parser)
-    return f"did you mean {', '.join(near)}?" if near else "see --help"
+    return proposed(options_meant(words, parser), acts)  # --overwirte=no: not itself
 
 
 def _u(c: str) -> str:
@@ -154,7 +152,12 @@ def pasted_dash(word: str, parser: argparse.ArgumentParser,
         return line + f"{name} is a command, not an option: type {name}"
     if full := option_named(typed, parser):
         return line + _typed(typed, full, eq, value, parser)
-    if near := options_meant([typed], parser) or closest(name, commands):
+    if len(hits := abbreviated(typed, parser)) > 1:  # '—pre=no', as --pre=no
+        return line + (f"ambiguous option: {typed}{eq}{value} could match "
+                       f"{', '.join(hits)}")
+    if (said := hint([typed + eq + value], parser)) != "see --help":
+        return line + said  # as the ASCII word's: '—cache=no', '—ext_len=0'
+    if near := closest(name, commands):
         return line + f"did you mean {', '.join(near)}?"
     return line + f"and {typed} is not an option either (see --help)"
 
@@ -194,10 +197,11 @@ def odd_option(word: str, parser: argparse.ArgumentParser) -> str | None:
         flags += 1
     if flags == len(word):
         return None
-    c = word[flags]
-    other = (f", and -{c} is not an option" if c.isalpha() and "-" + c not in acts
-             else "")
-    return f"{word}: -{word[flags - 1]} takes no value{other}"
+    c, short = word[flags], "-" + word[flags - 1]
+    if c.isalpha() and "-" + c not in acts:
+        return f"{word}: {short} takes no value, and -{c} is not an option"
+    # -h=no: leave it out; -h=yes, -h−, -h5: type -h
+    return f"{word}: {flag_value(short, word[flags + 1:] if c == '=' else c, acts)}"
 
 
 def pasted_option(args: list[str], parser: argparse.ArgumentParser) -> str | None:
@@ -230,9 +234,13 @@ def _takes_value(word: str, parser: argparse.ArgumentParser) -> bool:
 def option_named(word: str, parser: argparse.ArgumentParser) -> str | None:
     """The option string `word` names, as argparse reads it: itself, or the one
     option it abbreviates (--no-tie: --no-tie-weights); None for none or several."""
-    acts = parser._option_string_actions
-    if word in acts:
+    if word in parser._option_string_actions:
         return word
-    hits = [o for o in acts if parser.allow_abbrev and word.startswith("--")
-            and o.startswith(word)]
+    hits = abbreviated(word, parser)
     return hits[0] if len(hits) == 1 else None
+
+
+def abbreviated(word: str, parser: argparse.ArgumentParser) -> list[str]:
+    """The long options `word` abbreviates, as argparse finds them."""
+    return [o for o in parser._option_string_actions if parser.allow_abbrev
+            and word.startswith("--") and o.startswith(word)]
