@@ -4,6 +4,8 @@ user's file at --out, a NaN after the first checkpoint, a Ctrl-C inside
 "saved", curves on a full disk, bench --json's refusal, and the exit statuses.
 Subprocesses; each test failed before its fix."""
 
+import re
+
 from test_cli_faults import one_line, tiny, txl
 
 ERR = "python -m txl_mini train: error: "
@@ -28,3 +30,26 @@ def test_resuming_a_finished_run_leaves_a_users_file_at_out(tmp_path, text):
     res = txl("train", "--resume", r)
     assert one_line(res, 0).endswith(f"; wrote {out} from its last.pt")
     assert out.read_bytes()[:2] == b"PK"
+
+
+NAN = ["--preset", "tiny", "--offline-chars", "20000", "--steps", "100", "--warmup",
+       "50", "--lr", "1e6", "--clip", "1e9", "--eval-chars", "200", "--save-every", "2",
+       "--threads", "1", "--quiet"]
+
+
+def test_a_nan_after_the_first_checkpoint_names_the_way_out(tmp_path):
+    """'loss is nan at step 13; stopped, last good checkpoint nan1/last.pt kept': its
+    weights were already broken (~1.5e6), --resume repeated the same NaN and
+    --resume --lr was refused; the line named no way on."""
+    r = tmp_path / "nan1"
+    res = txl("train", *NAN, "--run-dir", r, cwd=tmp_path)
+    line = one_line(res, 1)
+    assert "good" not in line
+    head = line.split("; stopped, ")[0]  # loss is nan at step N
+    tail = (f"; stopped, {r}/last.pt, the last checkpoint saved before it, is kept, "
+            f"but --resume {r} repeats the same steps; start over with other "
+            "options and --overwrite")
+    assert re.fullmatch(re.escape(ERR) + r"loss is (nan|inf) at step \d+", head)
+    assert line == head + tail
+    again = one_line(txl("train", "--resume", r), 1)  # true: the same NaN again
+    assert again == line

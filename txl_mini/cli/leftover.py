@@ -62,11 +62,14 @@ def status(e: OSError) -> int:
 
 
 def after_nan(d: str) -> str:
-    """What a run stopped by a non-finite loss leaves, and how to go on."""
-    good = os.path.join(d, "last.pt")
-    return (f"last good checkpoint {good} kept" if os.path.exists(good) else
-            f"{not_yet(d)}; start over with other options and "
-            "--overwrite")  # best.pt perhaps (--eval-every < --save-every)
+    """What a run stopped by a non-finite loss leaves, and how to go on: its
+    last.pt, the last save before the NaN (its weights may already be broken), is
+    no way on, as --resume repeats the same steps with the same options."""
+    last = os.path.join(d, "last.pt")
+    way = "start over with other options and --overwrite"
+    return (f"{last}, the last checkpoint saved before it, is kept, but --resume "
+            f"{typed(d)} repeats the same steps; {way}" if os.path.exists(last) else
+            f"{not_yet(d)}; {way}")  # best.pt perhaps (--eval-every < --save-every)
 
 
 LOCKED: dict = {}  # each run folder this process locked: its (device, inode)
