@@ -4,9 +4,16 @@ user's file at --out, a NaN after the first checkpoint, a Ctrl-C inside
 "saved", curves on a full disk, bench --json's refusal, and the exit statuses.
 Subprocesses; each test failed before its fix."""
 
+import os
 import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
 
-from test_cli_faults import one_line, tiny, txl
+import pytest
+from test_cli_faults import ENV, one_line, tiny, txl
 
 ERR = "python -m txl_mini train: error: "
 
@@ -53,3 +60,41 @@ def test_a_nan_after_the_first_checkpoint_names_the_way_out(tmp_path):
     assert line == head + tail
     again = one_line(txl("train", "--resume", r), 1)  # true: the same NaN again
     assert again == line
+
+
+def _children(pid: int) -> list[int]:
+    with open(f"/proc/{pid}/task/{pid}/children") as f:
+        return [int(p) for p in f.read().split()]
+
+
+@pytest.mark.skipif(not shutil.which("strace"), reason="no strace here")
+def test_ctrl_c_inside_overwrites_clear_leaves_a_run_it_takes(tmp_path, text):
+    """A Ctrl-C while --overwrite removed the old run's files (config.json first):
+    'interrupted before training started; w1/last.pt, the last checkpoint written,
+    is kept (--resume w1)', and no config.json: --resume said 'no config.json
+    there', --overwrite 'not a run directory'. config.json now goes last, and the
+    line says the clear was cut short; the same command finishes it."""
+    r = tmp_path / "w1"
+    argv = [*tiny(text, r), "--overwrite"]
+    assert txl("train", *tiny(text, r)).returncode == 0
+    for name in ("last.pt", "config.json"):  # a signal in the clear, then at its end
+        assert (r / "last.pt").exists()
+        tracer = subprocess.Popen(
+            ["strace", "-f", "-o", "/dev/null", "-P", str(r / name), "-e",
+             "inject=unlink:delay_exit=3s", sys.executable, "-m", "txl_mini", "train",
+             *map(str, argv)], env=ENV, text=True, stderr=subprocess.PIPE,
+            stdout=subprocess.PIPE, preexec_fn=lambda: signal.signal(
+                signal.SIGINT, signal.SIG_DFL))
+        t0 = time.time()
+        while (r / name).exists() or not _children(tracer.pid):  # in the delay now
+            assert time.time() - t0 < 120 and tracer.poll() is None
+            time.sleep(0.01)
+        os.kill(_children(tracer.pid)[0], signal.SIGINT)
+        _, err = tracer.communicate(timeout=120)
+        assert tracer.returncode == 130, err
+        assert err == ("python -m txl_mini train: interrupted before training "
+                       f"started; --overwrite had begun removing the old run's files "
+                       f"from {r}; the same command again finishes that\n")
+        assert name == "config.json" or (r / "config.json").exists()
+        res = txl("train", *argv)  # as the line says
+        assert res.returncode == 0, res.stderr

@@ -21,6 +21,9 @@ FILES = ("config.json", "metrics.jsonl", "curves.png", "last.pt", "best.pt")
 OTHERS = tuple(name for name in FILES if name != "last.pt")
 
 
+CLEARING: set = set()  # the run folder whose old files --overwrite began removing
+
+
 def go_on(d) -> str:
     """The way on after a stop or a pause (cli/run.py), as the user pastes it."""
     return f"continue with --resume {typed(d)}"
@@ -30,6 +33,9 @@ def kept(d) -> str:
     """What a run that stopped abnormally leaves, and how to go on: where a file of
     the run is now no file (best.pt, a folder made while it trained), first moving
     it away, as --resume says (it said '--resume DIR', which then refused)."""
+    if d in CLEARING:  # not 'last.pt is kept (--resume)': being removed, or gone
+        return (f"--overwrite had begun removing the old run's files from {d}; the "
+                "same command again finishes that")
     path = os.path.join(d or "", "last.pt")
     odd = d and _no_file(d)
     if d and os.path.isfile(path):
