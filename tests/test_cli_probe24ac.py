@@ -4,6 +4,7 @@ user's file at --out, a NaN after the first checkpoint, a Ctrl-C inside
 "saved", curves on a full disk, bench --json's refusal, and the exit statuses.
 Subprocesses; each test failed before its fix."""
 
+import json
 import os
 import re
 import shutil
@@ -98,3 +99,17 @@ def test_ctrl_c_inside_overwrites_clear_leaves_a_run_it_takes(tmp_path, text):
         assert name == "config.json" or (r / "config.json").exists()
         res = txl("train", *argv)  # as the line says
         assert res.returncode == 0, res.stderr
+
+
+def test_a_metrics_file_saved_with_a_bom_keeps_its_first_record(tmp_path, text):
+    """metrics.jsonl saved by an editor with a UTF-8 BOM: --resume said 'line 1 is
+    not a metrics record' and dropped that valid record."""
+    r = tmp_path / "r"
+    argv = [*tiny(text, r, steps=6), "--log-every", "1", "--eval-every", "100"]
+    assert txl("train", *argv, "--pause-at", "4").returncode == 0
+    metrics = r / "metrics.jsonl"
+    metrics.write_bytes(b"\xef\xbb\xbf" + metrics.read_bytes())
+    res = txl("train", "--resume", r)
+    assert res.returncode == 0 and "note" not in res.stderr, res.stderr
+    steps = [json.loads(x)["step"] for x in metrics.read_text().splitlines()]
+    assert steps == [1, 2, 3, 4, 5, 6, 6]  # 6 twice: its loss and its validation

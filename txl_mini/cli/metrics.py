@@ -3,6 +3,7 @@ as the run goes, cut back by --resume to the steps its last.pt holds."""
 
 from __future__ import annotations
 
+import codecs
 import errno
 import json
 import os
@@ -43,6 +44,8 @@ def _records(path: str) -> list[tuple[int, dict]]:
         return []
     with open(path, "rb") as f:  # a byte that is not UTF-8 spoils its line only
         lines = f.readlines()
+    if lines:  # an editor's save: a UTF-8 BOM before line 1, not part of its record
+        lines[0] = lines[0].removeprefix(codecs.BOM_UTF8)
     out = []
     for i, line in enumerate(lines):
         try:
