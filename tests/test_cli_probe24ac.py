@@ -113,3 +113,25 @@ def test_a_metrics_file_saved_with_a_bom_keeps_its_first_record(tmp_path, text):
     assert res.returncode == 0 and "note" not in res.stderr, res.stderr
     steps = [json.loads(x)["step"] for x in metrics.read_text().splitlines()]
     assert steps == [1, 2, 3, 4, 5, 6, 6]  # 6 twice: its loss and its validation
+
+
+def test_a_deleted_last_pt_without_a_saved_record_is_refused(tmp_path, text):
+    """config.json without "saved" (an older version's, or edited) and last.pt
+    deleted: --resume said 'resuming at step 0' and replaced best.pt and the metrics
+    of a run that had saved. metrics.jsonl past the first save tells it now."""
+    r = tmp_path / "r"
+    argv = [*tiny(text, r, steps=4), "--save-every", "1", "--log-every", "1",
+            "--eval-every", "1"]
+    assert txl("train", *argv, "--pause-at", "3").returncode == 0
+    config = json.loads((r / "config.json").read_text())
+    config.pop("saved")
+    (r / "config.json").write_text(json.dumps(config))
+    (r / "last.pt").unlink()
+    best, metrics = (r / "best.pt").read_bytes(), (r / "metrics.jsonl").read_bytes()
+    res = txl("train", "--resume", r)
+    assert one_line(res, 2) == ERR + (
+        f"{r}/last.pt is missing, but the run wrote it (metrics.jsonl records step "
+        f"3, past its first save); put it back to continue, or start the run again "
+        f"with --run-dir {r} --overwrite and its options")
+    assert (r / "best.pt").read_bytes() == best
+    assert (r / "metrics.jsonl").read_bytes() == metrics

@@ -59,6 +59,18 @@ def _records(path: str) -> list[tuple[int, dict]]:
     return out
 
 
+def last_logged(run_dir: str) -> int:
+    """The latest step metrics.jsonl has a record of (0: none), read quietly."""
+    path, steps = os.path.join(run_dir, "metrics.jsonl"), [0]
+    with suppress(OSError), open(path, "rb") as f:
+        for line in f:
+            with suppress(ValueError):  # not JSON, not UTF-8, a BOM: not a record
+                record = json.loads(line.decode())
+                if isinstance(record, dict) and isinstance(record.get("step"), int):
+                    steps.append(record["step"])
+    return max(steps)
+
+
 def _note(path: str, i: int, what: str) -> None:
     print(f"{PROG}: note: {path} line {i + 1} {what}; it is left out, the lines "
           "after it are kept", file=sys.stderr)
