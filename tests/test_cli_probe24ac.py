@@ -14,7 +14,7 @@ import sys
 import time
 
 import pytest
-from test_cli_faults import ENV, one_line, tiny, txl
+from test_cli_faults import ENV, one_line, small_disk, tiny, txl  # noqa: F401
 
 ERR = "python -m txl_mini train: error: "
 
@@ -135,3 +135,29 @@ def test_a_deleted_last_pt_without_a_saved_record_is_refused(tmp_path, text):
         f"with --run-dir {r} --overwrite and its options")
     assert (r / "best.pt").read_bytes() == best
     assert (r / "metrics.jsonl").read_bytes() == metrics
+
+
+def test_curves_on_a_full_disk_and_nothing_to_do_agree(small_disk, text):  # noqa: F811
+    """A finished run's curves.png missing on a full disk: --resume warned 'cannot
+    write R/curves.png: No space left on device' and then said 'nothing to do (its
+    last.pt and best.pt are unchanged); drew its curves.png, which was missing'."""
+    r = small_disk(4096) / "r"
+    assert txl("train", *tiny(text, r)).returncode == 0
+    (r / "curves.png").unlink()
+    with open(r.parent / "filler", "wb") as f:  # the disk full
+        with pytest.raises(OSError):
+            while True:
+                f.write(b"\0" * 65536)
+                f.flush()
+    for _ in range(2):
+        res = txl("train", "--resume", r)
+        assert res.returncode == 0 and "nothing to do" not in res.stderr, res.stderr
+        warning, line = res.stderr.splitlines()
+        assert warning == (f"python -m txl_mini train: warning: cannot write "
+                           f"{r}/curves.png: No space left on device; the "
+                           "checkpoints and metrics.jsonl are written, only the "
+                           "plot is not")
+        assert line == (f"python -m txl_mini train: {r} is finished: step 2 of 2; "
+                        "its last.pt and best.pt are unchanged; its curves.png is "
+                        "still missing (not drawn: see above)")
+        assert not (r / "curves.png").exists()
