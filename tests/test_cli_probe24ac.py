@@ -161,3 +161,16 @@ def test_curves_on_a_full_disk_and_nothing_to_do_agree(small_disk, text):  # noq
                         "its last.pt and best.pt are unchanged; its curves.png is "
                         "still missing (not drawn: see above)")
         assert not (r / "curves.png").exists()
+
+
+def test_bench_json_refusal_names_the_empty_file_it_replaces_too(tmp_path):
+    """'exists and is not an earlier bench result (the only file --json replaces)':
+    an empty file is replaced too (README says so); the line left it out."""
+    path = tmp_path / "notes.txt"
+    path.write_text("mine\n")
+    res = txl("bench", "--quick", "--quiet", "--threads", "1", "--json", path)
+    assert one_line(res, 2) == (
+        f"python -m txl_mini bench: error: --json {path} exists and is neither an "
+        "earlier bench result nor an empty file (the only files --json replaces); "
+        "give a new file name, or move it away")
+    assert path.read_text() == "mine\n"
