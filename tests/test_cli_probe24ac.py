@@ -174,3 +174,23 @@ def test_bench_json_refusal_names_the_empty_file_it_replaces_too(tmp_path):
         "earlier bench result nor an empty file (the only files --json replaces); "
         "give a new file name, or move it away")
     assert path.read_text() == "mine\n"
+
+
+def test_a_read_only_output_folder_is_exit_2_as_readme_lists(tmp_path, text):
+    """A folder that cannot be written (a read-only mount) is one line, exit 2; the
+    README's list of exit statuses did not say so (1: 'the machine failed')."""
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    res = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", ro],
+                         capture_output=True, text=True)
+    if res.returncode:
+        pytest.skip(f"cannot mount a tmpfs here: {res.stderr.strip()}")
+    try:
+        res = txl("train", *tiny(text, ro / "r"))
+    finally:
+        subprocess.run(["umount", str(ro)], check=True)
+    assert one_line(res, 2) == ERR + (f"--run-dir: cannot write to {ro / 'r'}: "
+                                      "Read-only file system")
+    readme = open(os.path.join(os.path.dirname(__file__), "..", "README.md")).read()
+    statuses = " ".join(readme.split("- Exit statuses:")[1].split("; 1 the")[0].split())
+    assert "an output's folder that cannot be written: read-only" in statuses
