@@ -76,16 +76,23 @@ def same_weights(a, b) -> bool:
 
 def test_a_finished_runs_out_is_checked_when_resumed(tmp_path, text):
     """train --resume of a finished run rewrote --out only when it was missing: a
-    damaged one stayed (exit 0, 'nothing to do'), and a dangling link to a folder gone
-    was 'No such file or directory; ... is kept (--resume r)', which fails again."""
+    damaged one stayed (exit 0, 'nothing to do'; now refused and kept, as --out is
+    written whole and a damaged file there is not the run's: probe 24b), and a
+    dangling link to a folder gone was 'No such file or directory; ... is kept
+    (--resume r)', which fails again."""
     r, out = tmp_path / "r", tmp_path / "r.pt"
     assert txl("train", *tiny(text, r), "--out", out).returncode == 0
     again = f"python -m txl_mini train: {r} is finished: step 2 of 2; "
-    out.write_bytes(b"not weights")  # damaged: written again from last.pt
+    out.write_bytes(b"not weights")  # not the run's (written atomically): kept
     res = txl("train", "--resume", r)
-    assert one_line(res, 0) == again + (f"wrote {out} again from its last.pt (it was "
-                                        "not a txl_mini checkpoint (not a PyTorch zip "
-                                        "file))")
+    assert one_line(res, 2) == (ERR.format("train") + f"--out {out} is not a "
+                                "checkpoint the run wrote (not a txl_mini checkpoint "
+                                "(not a PyTorch zip file)); it is left as it is; move "
+                                f"it away, and --resume {r} writes the model there")
+    assert out.read_bytes() == b"not weights"
+    out.unlink()  # missing: written again from last.pt
+    res = txl("train", "--resume", r)
+    assert one_line(res, 0) == again + f"wrote {out} from its last.pt"
     assert same_weights(out, r / "last.pt")
     res = txl("train", "--resume", r)  # the run's own weights: left alone
     assert one_line(res, 0) == again + ("nothing to do (its last.pt, best.pt and "

@@ -50,8 +50,9 @@ def test_bench_json_keeps_a_file_that_is_not_an_earlier_result(run, tmp_path):
         before = path.read_bytes()
         res = txl(*BENCH, "--json", path)
         assert one_line(res, 2) == error("bench", (
-            f"--json {path} exists and is not an earlier bench result (the only "
-            "file --json replaces); give a new file name, or move it away"))
+            f"--json {path} exists and is neither an earlier bench result nor an "
+            "empty file (the only files --json replaces); give a new file name, or "
+            "move it away"))
         assert res.stdout == "" and path.read_bytes() == before
 
 

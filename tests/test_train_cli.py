@@ -106,8 +106,10 @@ def test_nan_loss_stops_and_keeps_last_good_checkpoint(tmp_path, text, monkeypat
     monkeypatch.setattr(run, "train_step", poisoned)
     assert train_main(args) == 1
     err = capsys.readouterr().err.strip()
-    assert err.endswith("error: loss is nan at step 5; stopped, last good checkpoint "
-                        f"{run_dir}/last.pt kept") and "\n" not in err
+    assert err.endswith(f"error: loss is nan at step 5; stopped, {run_dir}/last.pt, "
+                        "the last checkpoint saved before it, is kept, but --resume "
+                        f"{run_dir} repeats the same steps; start over with other "
+                        "options and --overwrite") and "\n" not in err
     ckpt = read_checkpoint(run_dir / "last.pt")
     assert ckpt["extra"]["step"] == 3
     assert all(torch.isfinite(v).all() for v in ckpt["state_dict"].values())

@@ -57,9 +57,9 @@ def refuse_not_result(path: str, opt: str) -> None:
     except (OSError, ValueError):  # not JSON (not UTF-8 included), or longer
         result = None
     if not (isinstance(result, dict) and BENCH_KEYS <= set(result)):
-        raise UsageError(f"{opt} {path} exists and is not an earlier bench result "
-                         f"(the only file {opt} replaces); give a new file name, or "
-                         "move it away")
+        raise UsageError(f"{opt} {path} exists and is neither an earlier bench "
+                         f"result nor an empty file (the only files {opt} "
+                         "replaces); give a new file name, or move it away")
 
 
 def write_json(path: str, result: dict, was=ANY) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import logging
 import os
 import resource
@@ -22,7 +23,7 @@ ROOM = 128 * 2**20
 
 
 def plot_curves(run_dir: str, history: list[dict]) -> bool:
-    """curves.png: training and validation bpc by step; False without matplotlib. A
+    """curves.png: training and validation bpc by step; False if not drawn. A
     write that fails (a full disk), memory that runs out, or a matplotlib that fails
     to import, is one warning line: the checkpoints before it are written, so the
     run's outcome stands."""
@@ -47,17 +48,20 @@ def plot_curves(run_dir: str, history: list[dict]) -> bool:
         return False
 
 
-def draw_missing(run_dir: str, step: int) -> str:
+def draw_missing(run_dir: str, step: int, did: str) -> str:
     """A finished run's curves.png, drawn from metrics.jsonl if it is missing: the
     run's end did not get that far (a full disk or a kill -9 as it wrote --out, which
-    comes first, or the plot). What to add to the resume's line: '' if not drawn."""
+    comes first, or the plot). The resume's line after 'finished': `did` (what it
+    did with --out) and what it did here; not 'nothing to do' after a warning."""
     path = os.path.join(run_dir, "curves.png")
     if not os.access(run_dir, os.W_OK):  # read-only (a copy on a CD): not ours to mend
-        return ""
-    if os.path.lexists(path) or not plot_curves(run_dir, resumed_history(run_dir,
-                                                                          step)):
-        return ""  # there, or no matplotlib (its summary said so), or a warning
-    return "; drew its curves.png, which was missing" if os.path.isfile(path) else ""
+        return did
+    if os.path.lexists(path) or importlib.util.find_spec("matplotlib") is None:
+        return did  # there, or no matplotlib (its summary said so)
+    if not plot_curves(run_dir, resumed_history(run_dir, step)):  # the warning said
+        done = did.removeprefix("nothing to do (").removesuffix(")")
+        return f"{done}; its curves.png is still missing (not drawn: see above)"
+    return f"{did}; drew its curves.png, which was missing"
 
 
 @contextlib.contextmanager
@@ -107,6 +111,7 @@ def _draw(run_dir: str, history: list[dict]) -> bool:
         print(f"{PROG}: warning: cannot write {path}: "
               f"{why(e)}; the checkpoints and metrics.jsonl are written, "
               "only the plot is not", file=sys.stderr)
+        return False  # not drawn: draw_missing says so
     finally:
         plt.close(fig)
     return True

@@ -21,6 +21,9 @@ FILES = ("config.json", "metrics.jsonl", "curves.png", "last.pt", "best.pt")
 OTHERS = tuple(name for name in FILES if name != "last.pt")
 
 
+CLEARING: set = set()  # the run folder whose old files --overwrite began removing
+
+
 def go_on(d) -> str:
     """The way on after a stop or a pause (cli/run.py), as the user pastes it."""
     return f"continue with --resume {typed(d)}"
@@ -30,6 +33,9 @@ def kept(d) -> str:
     """What a run that stopped abnormally leaves, and how to go on: where a file of
     the run is now no file (best.pt, a folder made while it trained), first moving
     it away, as --resume says (it said '--resume DIR', which then refused)."""
+    if d in CLEARING:  # not 'last.pt is kept (--resume)': being removed, or gone
+        return (f"--overwrite had begun removing the old run's files from {d}; the "
+                "same command again finishes that")
     path = os.path.join(d or "", "last.pt")
     odd = d and _no_file(d)
     if d and os.path.isfile(path):
@@ -62,11 +68,14 @@ def status(e: OSError) -> int:
 
 
 def after_nan(d: str) -> str:
-    """What a run stopped by a non-finite loss leaves, and how to go on."""
-    good = os.path.join(d, "last.pt")
-    return (f"last good checkpoint {good} kept" if os.path.exists(good) else
-            f"{not_yet(d)}; start over with other options and "
-            "--overwrite")  # best.pt perhaps (--eval-every < --save-every)
+    """What a run stopped by a non-finite loss leaves, and how to go on: its
+    last.pt, the last save before the NaN (its weights may already be broken), is
+    no way on, as --resume repeats the same steps with the same options."""
+    last = os.path.join(d, "last.pt")
+    way = "start over with other options and --overwrite"
+    return (f"{last}, the last checkpoint saved before it, is kept, but --resume "
+            f"{typed(d)} repeats the same steps; {way}" if os.path.exists(last) else
+            f"{not_yet(d)}; {way}")  # best.pt perhaps (--eval-every < --save-every)
 
 
 LOCKED: dict = {}  # each run folder this process locked: its (device, inode)

@@ -3,6 +3,7 @@ as the run goes, cut back by --resume to the steps its last.pt holds."""
 
 from __future__ import annotations
 
+import codecs
 import errno
 import json
 import os
@@ -43,6 +44,8 @@ def _records(path: str) -> list[tuple[int, dict]]:
         return []
     with open(path, "rb") as f:  # a byte that is not UTF-8 spoils its line only
         lines = f.readlines()
+    if lines:  # an editor's save: a UTF-8 BOM before line 1, not part of its record
+        lines[0] = lines[0].removeprefix(codecs.BOM_UTF8)
     out = []
     for i, line in enumerate(lines):
         try:
@@ -54,6 +57,18 @@ def _records(path: str) -> list[tuple[int, dict]]:
         elif i < len(lines) - 1:  # not just the last line, cut off by a crash
             _note(path, i, "is not a metrics record")
     return out
+
+
+def last_logged(run_dir: str) -> int:
+    """The latest step metrics.jsonl has a record of (0: none), read quietly."""
+    path, steps = os.path.join(run_dir, "metrics.jsonl"), [0]
+    with suppress(OSError), open(path, "rb") as f:
+        for line in f:
+            with suppress(ValueError):  # not JSON, not UTF-8, a BOM: not a record
+                record = json.loads(line.decode())
+                if isinstance(record, dict) and isinstance(record.get("step"), int):
+                    steps.append(record["step"])
+    return max(steps)
 
 
 def _note(path: str, i: int, what: str) -> None:

@@ -209,8 +209,8 @@ def read_last(run_dir: str, config: dict, steps: int, device, writes=True) -> di
         else:
             did = "nothing to do (its last.pt and best.pt are unchanged)"
         # the plot after --out, as the run's end draws it: one it never reached
-        drew = draw_missing(run_dir, extra["step"]) if writes else ""
-        raise Finished(f"{done}; {did}{drew}")
+        drew = draw_missing(run_dir, extra["step"], did) if writes else did
+        raise Finished(f"{done}; {drew}")
     check_writable(run_dir, "--resume")  # a read-only one: only if it is finished
     check_world(run_dir, len(extra["ranks"]))  # each process carries its streams' state
     refuse_foreign_out(config, run_dir)  # every rank: only a look, rank 0 says it

@@ -5,8 +5,10 @@ stop before that (Ctrl-C, --pause-at, a validation cut short) leaves it to the
 resume. So a resume that has steps left never wrote the file at --out: whatever is
 there was put there while the run was stopped (another model, a text) and is
 refused, as a new run refuses one without --overwrite (which --resume cannot take).
-A finished run's is its own if it holds last.pt's model, or is damaged (its end's
-write failed), and is written again then."""
+A finished run's is its own if it holds last.pt's model; missing (its end's write
+failed: a full disk), it is written again. --out is written atomically (a temporary
+file renamed), so a damaged file or a text there is never the run's: it is refused
+and left as it is."""
 
 from __future__ import annotations
 
@@ -46,23 +48,23 @@ def _not_ours(out: str, run_dir: str, what: str, writes: str) -> UsageError:
 
 def finish_out(out: str, run_dir: str, ckpt: dict, device) -> str:
     """A finished run's --out as the run leaves it: last.pt's model. Missing (the
-    write failed at the end: a full disk) or damaged, it is written again, as the
-    run's last step would write it; a good checkpoint of another model is refused,
-    not replaced (someone's model, put there by hand). Returns what was done."""
+    write failed at the end: a full disk), it is written again, as the run's last
+    step would write it; anything else is refused, not replaced: a file that is not
+    a txl_mini checkpoint (the run writes --out whole, by a rename) or another
+    model (someone's, put there by hand). Returns what was done."""
     path = os.path.join(run_dir, "last.pt")
     real = check_out(out, run_dir, OWN)  # a FIFO, a dead link...
-    why = None
     if os.path.exists(out):
         try:
             have = read_checkpoint(out, device)
-        except CheckpointError as e:  # not a checkpoint, cut short, empty
+        except CheckpointError as e:  # a text, cut short, empty: never our write
             why = str(e).removeprefix(f"{out}: ")
-        else:
-            if not _same_model(have, ckpt):
-                raise _not_ours(out, run_dir, f"holds a model other than {path}'s",
-                                "it again")
-            return (f"nothing to do (its last.pt, best.pt and {out} are "
-                    "unchanged)")
+            raise _not_ours(out, run_dir, f"is not a checkpoint the run wrote ({why}); "
+                            "it is left as it is", "the model there") from None
+        if not _same_model(have, ckpt):
+            raise _not_ours(out, run_dir, f"holds a model other than {path}'s",
+                            "it again")
+        return f"nothing to do (its last.pt, best.pt and {out} are unchanged)"
     made: list[str] = []
     writable_folder(os.path.dirname(real), "--out", made)  # a link's folder, gone
     try:
@@ -71,8 +73,7 @@ def finish_out(out: str, run_dir: str, ckpt: dict, device) -> str:
     except OSError:
         remove_created(made)
         raise
-    return (f"wrote {out} again from its last.pt (it was {why})" if why else
-            f"wrote {out} from its last.pt")
+    return f"wrote {out} from its last.pt"
 
 
 def _same_model(a: dict, b: dict) -> bool:

@@ -19,7 +19,7 @@ from ..files import ANY, TEMP_SUFFIX, name_too_long, remove_stale_temps, snapsho
 from . import plural
 from .errors import printable, typed
 from .folders import PROBE, check_writable
-from .leftover import FILES, LOCKED, identity
+from .leftover import CLEARING, FILES, LOCKED, identity
 from .lock import LOCK_NAME, RunLock
 from .metrics import trim_metrics
 from .options import UsageError
@@ -169,9 +169,12 @@ def clear_run_dir(d: str) -> None:
     """--overwrite: remove the old run's files (only ours), once every check passed;
     its --out too if it wrote that into `d` (config.json records it): kept, and
     recorded by no config.json since, it made `d` 'not a run directory (it holds
-    final.pt)' for the --overwrite after. Removed first: config.json names it."""
+    final.pt)' for the --overwrite after. Removed first: config.json names it, and
+    config.json last, so a clear cut short (Ctrl-C) is still a run that --overwrite
+    takes; a stop in it says so (leftover.kept), not 'last.pt is kept'."""
     old = _in(d, _out_of(d))
-    for f in ((old,) if old else ()) + FILES:
+    CLEARING.add(d)  # until the new run's config.json (announce)
+    for f in ((old,) if old else ()) + FILES[1:] + FILES[:1]:  # config.json last
         if os.path.exists(os.path.join(d, f)):
             os.remove(os.path.join(d, f))
 
@@ -219,6 +222,7 @@ def announce(args, run, corpus, tokens, device, world, saved=None) -> None:
             "args": {**vars(args), "out": recorded_out(args)}, "model":
             asdict(run.model.cfg), "model_class": type(run.model).__name__,
             "corpus": corpus, "world_size": world}, indent=1))
+        CLEARING.clear()  # a new run there now
     if args.warmup >= args.steps and not args.resume:
         print(f"python -m txl_mini train: note: --warmup {args.warmup} >= --steps "
               f"{args.steps}: the learning rate never reaches --lr {args.lr}",

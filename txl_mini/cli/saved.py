@@ -16,6 +16,7 @@ import os
 import sys
 
 from .errors import printable, typed
+from .metrics import last_logged
 from .options import UsageError
 from .outputs import write_text
 from .paths import gone, refuse_dangling, refuse_loop
@@ -35,14 +36,21 @@ def note_saved(run_dir: str, step: int) -> None:
 
 def refuse_lost(run_dir: str, config: dict) -> None:
     """No last.pt in `run_dir`, whose config.json says one was written: one line,
-    best.pt untouched. A run that never wrote one starts again."""
-    step = config.get("saved")
-    if not isinstance(step, int) or isinstance(step, bool):
-        return
-    path = os.path.join(run_dir, "last.pt")
-    raise UsageError(f"{path} {gone(path)}, but the run wrote it at step {step} "
-                     f"(config.json records it); put it back to continue, or "
-                     f"{start_again(run_dir)}")
+    best.pt untouched. A run that never wrote one starts again. Without the record
+    (an older version's config.json, or edited), metrics.jsonl past the run's first
+    save (--save-every, or its end) tells it: a failed save stops the run."""
+    step, path = config.get("saved"), os.path.join(run_dir, "last.pt")
+    if isinstance(step, int) and not isinstance(step, bool):
+        raise UsageError(f"{path} {gone(path)}, but the run wrote it at step {step} "
+                         f"(config.json records it); put it back to continue, or "
+                         f"{start_again(run_dir)}")
+    a = config["args"]  # its first save: at --save-every, or its end
+    first = min((a[k] for k in ("save_every", "steps") if isinstance(a.get(k), int)),
+                default=0)
+    if (logged := last_logged(run_dir)) > first:
+        raise UsageError(f"{path} {gone(path)}, but the run wrote it (metrics.jsonl "
+                         f"records step {logged}, past its first save); put it back "
+                         f"to continue, or {start_again(run_dir)}")
 
 
 def start_again(run_dir: str) -> str:
