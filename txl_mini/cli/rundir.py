@@ -35,6 +35,9 @@ from .stop import held
 
 OWN = FILES + (LOCK_NAME,)  # every name a run's folder holds
 
+# the levels of --out's folder prepare_run_dir made (outermost first): gone before
+OUT_MADE: list = []
+
 
 def _foreign(d: str, out: str | None) -> list[str]:
     """What in `d` is neither a run's file, nor --out (now or as config.json records
@@ -110,6 +113,7 @@ def prepare_run_dir(args, created: list, locks: list, named: str = "--run-dir"):
     out = check_out(args.out, d, OWN) if args.out else None
     out_was = snapshot(out) if out else ANY  # returned: a module's dict outlived runs
     refuse_text_as_out(args.out, args.path)
+    OUT_MADE.clear()  # one run a process, as LOCKED
     if not args.resume:  # a resumed DIR is checked by the resume options
         _check_new(args, d, created, named)
     if args.resume and not writable(d):  # read-only (a copy on a CD): nobody can
@@ -117,7 +121,9 @@ def prepare_run_dir(args, created: list, locks: list, named: str = "--run-dir"):
     # (its --out written only if missing), else refuses it (every rank alike):
     # input, not a failed run
     if out:  # a resumed run's too: its config.json may name a place gone since
+        had = len(created)
         writable_folder(os.path.dirname(out), "--out", created)
+        OUT_MADE[:] = created[had:]  # a finished run's: gone, not made (resume_out)
     with held():  # a signal waits until the lock is in `locks`, where tidying looks
         locks.append(RunLock(d))
     LOCKED.clear()  # one run a process; tests call main() again in theirs
