@@ -3,12 +3,15 @@ moved re-made the old folder of its --out; a file that appeared at --out as the 
 trained named no way out; a stop before --overwrite's clear said only 'last.pt is
 kept (--resume)'. Subprocesses; each test failed before its fix."""
 
+import importlib.util
 import os
 import shutil
 
 from test_cli_faults import one_line, tiny, txl
+from test_cli_probe16h import THEIRS, _appears_after_first_line
 
 PROG = "python -m txl_mini train"
+HAS_MPL = importlib.util.find_spec("matplotlib") is not None
 
 
 def test_a_moved_finished_run_does_not_make_its_old_out_folder(tmp_path, text):
@@ -39,4 +42,27 @@ def test_a_moved_finished_run_does_not_make_its_old_out_folder(tmp_path, text):
     line = one_line(txl("train", "--resume", b / "r"), 0)
     assert f"not written: its folder {tmp_path / 'gone'} is gone (moved?)" in line
     assert not (tmp_path / "gone").exists()
+
+
+def test_a_file_that_appeared_at_out_names_the_way_out(tmp_path, text):
+    """It ended 'error: ap.pt: a file appeared there while we ran; it is left as it
+    is; the model is ap/last.pt' (exit 1), without the remedy that works: move it
+    away, and --resume writes the model there (and draws curves.png, not drawn)."""
+    r, out = tmp_path / "ap", tmp_path / "ap.pt"
+    code, err = _appears_after_first_line(["train", *tiny(text, r, steps=4), "--out",
+                                           out], out)
+    assert out.read_bytes() == THEIRS
+    drew = not (r / "curves.png").exists() and HAS_MPL
+    assert code == 1 and err == (
+        f"{PROG}: error: {out}: a file appeared there while we ran; it is left as it "
+        f"is; the model is {r}/last.pt; move that file away, and --resume {r} writes "
+        "the model there" + (" and draws its curves.png, not drawn" if drew else "")
+        + "\n"), err
+    out.rename(tmp_path / "mine.pt")  # the remedy the line names
+    line = one_line(txl("train", "--resume", r), 0)
+    assert line.endswith(f"; wrote {out} from its last.pt" + (
+        "; drew its curves.png, which was missing" if drew else "")), line
+    assert out.read_bytes()[:2] == b"PK"
+    assert (tmp_path / "mine.pt").read_bytes() == THEIRS
+    assert (r / "curves.png").exists() == HAS_MPL
 
