@@ -6,8 +6,10 @@ kept (--resume)'. Subprocesses; each test failed before its fix."""
 import importlib.util
 import os
 import shutil
+import signal
+import time
 
-from test_cli_faults import one_line, tiny, txl
+from test_cli_faults import one_line, start, tiny, txl, wait_for
 from test_cli_probe16h import THEIRS, _appears_after_first_line
 
 PROG = "python -m txl_mini train"
@@ -66,3 +68,26 @@ def test_a_file_that_appeared_at_out_names_the_way_out(tmp_path, text):
     assert (tmp_path / "mine.pt").read_bytes() == THEIRS
     assert (r / "curves.png").exists() == HAS_MPL
 
+
+def test_a_stop_before_overwrites_clear_says_the_old_run_is_untouched(tmp_path, text):
+    """`train ... --run-dir o --overwrite` terminated while its corpus was built said
+    'o/last.pt, the last checkpoint written, is kept (--resume o)': true, but the
+    user asked to start over. Now: the old run is untouched, --resume continues it,
+    the same command again starts over."""
+    o = tmp_path / "o"
+    assert txl("train", *tiny(text, o, steps=4), "--pause-at", "2").returncode == 0
+    before = {n: (o / n).read_bytes() for n in os.listdir(o)}
+    proc = start(["train", "--preset", "tiny", "--offline-chars", "100000000",
+                  "--threads", "1", "--quiet", "--run-dir", str(o), "--overwrite"])
+    wait_for(lambda: (o / ".lock").exists())
+    time.sleep(1)  # generating 100M characters takes a minute
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143 and err == (
+        f"{PROG}: terminated (SIGTERM) before training started; --overwrite had not "
+        f"begun: the old run in {o} is untouched; --resume {o} continues it, and the "
+        "same command again starts over\n"), err
+    assert {n: (o / n).read_bytes() for n in os.listdir(o)} == before
+    res = txl("train", "--resume", o)  # the way on it names
+    assert res.returncode == 0, res.stderr
+    assert "trained 4 steps" in res.stdout

@@ -23,6 +23,7 @@ OTHERS = tuple(name for name in FILES if name != "last.pt")
 
 
 CLEARING: set = set()  # the run folder whose old files --overwrite began removing
+UNCLEARED: set = set()  # one whose old run --overwrite is to remove, not begun yet
 
 
 def go_on(d) -> str:
@@ -37,6 +38,10 @@ def kept(d) -> str:
     if d in CLEARING:  # not 'last.pt is kept (--resume)': being removed, or gone
         return (f"--overwrite had begun removing the old run's files from {d}; the "
                 "same command again finishes that")
+    if d in UNCLEARED:  # not 'last.pt is kept (--resume)' alone: asked to start over
+        return (f"--overwrite had not begun: the old run in {d} is untouched; "
+                f"--resume {typed(d)} continues it, and the same command again "
+                "starts over")
     path = os.path.join(d or "", "last.pt")
     odd = d and _no_file(d)
     if d and os.path.isfile(path):
