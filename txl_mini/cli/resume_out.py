@@ -68,7 +68,8 @@ def finish_out(out: str, run_dir: str, ckpt: dict, device) -> str:
         return f"nothing to do (its last.pt, best.pt and {out} are unchanged)"
     made: list[str] = list(OUT_MADE)  # made at the start: gone then (moved?)
     writable_folder(os.path.dirname(real), "--out", made)  # a link's folder, gone
-    if made:  # not made again for a copy: the run, moved, names its old place
+    if made and not os.path.lexists(out):  # not made again for a copy: the run,
+        # moved, names its old place (a link put at --out is written through)
         remove_created(made)
         return (f"--out {out} not written: its folder {made[0]} is gone (moved?); "
                 f"nothing written; the model is {path} (evaluate and sample take "
