@@ -9,6 +9,7 @@ checkpoint yet, and is not made again by the next checkpoint (in_run_dir).
 from __future__ import annotations
 
 import errno
+import importlib.util
 import os
 
 from .errors import typed
@@ -22,6 +23,7 @@ OTHERS = tuple(name for name in FILES if name != "last.pt")
 
 
 CLEARING: set = set()  # the run folder whose old files --overwrite began removing
+UNCLEARED: set = set()  # one whose old run --overwrite is to remove, not begun yet
 
 
 def go_on(d) -> str:
@@ -36,6 +38,10 @@ def kept(d) -> str:
     if d in CLEARING:  # not 'last.pt is kept (--resume)': being removed, or gone
         return (f"--overwrite had begun removing the old run's files from {d}; the "
                 "same command again finishes that")
+    if d in UNCLEARED:  # not 'last.pt is kept (--resume)' alone: asked to start over
+        return (f"--overwrite had not begun: the old run in {d} is untouched; "
+                f"--resume {typed(d)} continues it, and the same command again "
+                "starts over")
     path = os.path.join(d or "", "last.pt")
     odd = d and _no_file(d)
     if d and os.path.isfile(path):
@@ -48,6 +54,17 @@ def kept(d) -> str:
         return f"{not_yet(d)}; {odd}: move it away"
     return not_yet(d) + (f" (--resume {typed(d)} starts it again)"
                          if d and is_run_dir(d) else "")
+
+
+def appeared(d) -> str:
+    """After 'a file appeared there while we ran' at --out (files.atomic_path): the
+    model is last.pt, and --resume writes --out once that file is moved away (and
+    draws the curves.png the run's end, stopped there, did not)."""
+    curves = ("" if os.path.lexists(os.path.join(d, "curves.png"))
+              or importlib.util.find_spec("matplotlib") is None
+              else " and draws its curves.png, not drawn")
+    return (f"the model is {d}/last.pt; move that file away, and --resume "
+            f"{typed(d)} writes the model there{curves}")
 
 
 def _no_file(d: str) -> str | None:

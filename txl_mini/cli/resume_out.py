@@ -6,9 +6,10 @@ resume. So a resume that has steps left never wrote the file at --out: whatever 
 there was put there while the run was stopped (another model, a text) and is
 refused, as a new run refuses one without --overwrite (which --resume cannot take).
 A finished run's is its own if it holds last.pt's model; missing (its end's write
-failed: a full disk), it is written again. --out is written atomically (a temporary
-file renamed), so a damaged file or a text there is never the run's: it is refused
-and left as it is."""
+failed: a full disk), it is written again, but not in a folder gone since (the
+run's folders moved: its --out names the old place): that folder is not made.
+--out is written atomically (a temporary file renamed), so a damaged file or a text
+there is never the run's: it is refused and left as it is."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from .errors import typed
 from .options import UsageError
 from .outputs import naming
 from .paths import check_out, writable_folder
-from .rundir import OWN, remove_created
+from .rundir import OUT_MADE, OWN, remove_created
 
 
 def refuse_foreign_out(config: dict, run_dir: str) -> None:
@@ -65,8 +66,15 @@ def finish_out(out: str, run_dir: str, ckpt: dict, device) -> str:
             raise _not_ours(out, run_dir, f"holds a model other than {path}'s",
                             "it again")
         return f"nothing to do (its last.pt, best.pt and {out} are unchanged)"
-    made: list[str] = []
+    made: list[str] = list(OUT_MADE)  # made at the start: gone then (moved?)
     writable_folder(os.path.dirname(real), "--out", made)  # a link's folder, gone
+    if made and not os.path.lexists(out):  # not made again for a copy: the run,
+        # moved, names its old place (a link put at --out is written through)
+        remove_created(made)
+        return (f"--out {out} not written: its folder {made[0]} is gone (moved?); "
+                f"nothing written; the model is {path} (evaluate and sample take "
+                f"{typed(run_dir)}); --resume cannot change --out: make the folder "
+                f"again and --resume {typed(run_dir)} writes it there")
     try:
         with naming(out):
             save_checkpoint(out, build_model(ckpt, path, device), ckpt["meta"])

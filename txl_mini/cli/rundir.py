@@ -19,7 +19,7 @@ from ..files import ANY, TEMP_SUFFIX, name_too_long, remove_stale_temps, snapsho
 from . import plural
 from .errors import printable, typed
 from .folders import PROBE, check_writable
-from .leftover import CLEARING, FILES, LOCKED, identity
+from .leftover import CLEARING, FILES, LOCKED, UNCLEARED, identity
 from .lock import LOCK_NAME, RunLock
 from .metrics import trim_metrics
 from .options import UsageError
@@ -34,6 +34,9 @@ from .paths import (
 from .stop import held
 
 OWN = FILES + (LOCK_NAME,)  # every name a run's folder holds
+
+# the levels of --out's folder prepare_run_dir made (outermost first): gone before
+OUT_MADE: list = []
 
 
 def _foreign(d: str, out: str | None) -> list[str]:
@@ -110,6 +113,8 @@ def prepare_run_dir(args, created: list, locks: list, named: str = "--run-dir"):
     out = check_out(args.out, d, OWN) if args.out else None
     out_was = snapshot(out) if out else ANY  # returned: a module's dict outlived runs
     refuse_text_as_out(args.out, args.path)
+    OUT_MADE.clear()  # one run a process, as LOCKED
+    UNCLEARED.clear()
     if not args.resume:  # a resumed DIR is checked by the resume options
         _check_new(args, d, created, named)
     if args.resume and not writable(d):  # read-only (a copy on a CD): nobody can
@@ -117,7 +122,9 @@ def prepare_run_dir(args, created: list, locks: list, named: str = "--run-dir"):
     # (its --out written only if missing), else refuses it (every rank alike):
     # input, not a failed run
     if out:  # a resumed run's too: its config.json may name a place gone since
+        had = len(created)
         writable_folder(os.path.dirname(out), "--out", created)
+        OUT_MADE[:] = created[had:]  # a finished run's: gone, not made (resume_out)
     with held():  # a signal waits until the lock is in `locks`, where tidying looks
         locks.append(RunLock(d))
     LOCKED.clear()  # one run a process; tests call main() again in theirs
@@ -157,6 +164,8 @@ def _check_new(args, d: str, created: list, named: str) -> None:
             raise UsageError(f"run directory {d} already exists; pass --resume "
                              f"{typed(d)} to continue it or --overwrite to start "
                              "over")
+        if set(os.listdir(d)) & set(FILES):  # a stop before the clear: untouched
+            UNCLEARED.add(d)
     if args.out and os.path.exists(args.out) and not args.overwrite:
         raise UsageError(f"--out {args.out} already exists; pass --overwrite to "
                          "replace it")
@@ -173,6 +182,7 @@ def clear_run_dir(d: str) -> None:
     config.json last, so a clear cut short (Ctrl-C) is still a run that --overwrite
     takes; a stop in it says so (leftover.kept), not 'last.pt is kept'."""
     old = _in(d, _out_of(d))
+    UNCLEARED.discard(d)
     CLEARING.add(d)  # until the new run's config.json (announce)
     for f in ((old,) if old else ()) + FILES[1:] + FILES[:1]:  # config.json last
         if os.path.exists(os.path.join(d, f)):

@@ -240,7 +240,7 @@ def _one_line(e: BaseException, run_dir, trained: bool) -> tuple[str, int]:
     if e.errno in WRITE_ERRORS:  # a full disk, a directory that went away
         what = "cannot write " + what
     if e.errno == errno.EEXIST:  # --out appeared (files.atomic_path); no --resume:
-        return f"error: {what}; the model is {run_dir}/last.pt", 1  # it rewrites --out
+        return f"error: {what}; {leftover.appeared(run_dir)}", 1  # it rewrites --out
     return f"error: {what}; {leftover.kept(run_dir)}", leftover.status(e)
 
 
