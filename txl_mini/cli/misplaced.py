@@ -34,11 +34,26 @@ def _owners(head: str, parsers: dict) -> list[str]:
     return found
 
 
+def _takes_value(word: str, parsers: dict) -> bool:
+    """`word` (no '=') is an option taking a value in one of `parsers`' commands."""
+    for p in parsers.values():
+        for q in (p, *subparsers(p).values()):
+            full = option_named(word, q) if "=" not in word else None
+            if full and q._option_string_actions[full].nargs != 0:
+                return True
+    return False
+
+
 def _typed_path(argv: list, parsers: dict) -> list[int]:
-    """The places in argv of the command words typed (`data`, then `stats`)."""
-    places, ps = [], parsers
+    """The places in argv of the command words typed (`data`, then `stats`); an
+    option's value is none (`--prompt train sample`: sample)."""
+    places, ps, value = [], parsers, False
     for i, word in enumerate(argv):
-        if word in ps:
+        if value:
+            value = False
+        elif word[:1] == "-" and word != "--":
+            value = _takes_value(word, parsers)
+        elif word in ps:
             places.append(i)
             if not (ps := subparsers(ps[word])):
                 break

@@ -1,0 +1,34 @@
+"""Probe 25's misplaced-option findings (issue 31, fix-31ad): an option typed
+before the command word whose value is itself a command word, a pasted dash, an
+option of another command or a near miss with a value, an abbreviation, and a '--'
+before data's command word each get the line that names them, and every proposed
+command line is taken when pasted back."""
+
+import shlex
+
+import pytest
+from test_cli_faults import one_line, txl
+
+
+def proposal(line: str) -> list[str]:
+    """The words after the line's last 'type ' (up to a ' (' note)."""
+    assert "type " in line, line
+    return shlex.split(line.rsplit("type ", 1)[1].split(" (")[0])
+
+
+def parses(words: list[str]) -> None:
+    """The proposal, with -h appended, is taken by the command's own parser."""
+    res = txl(*words, "-h")
+    assert res.returncode == 0, (words, res.stderr)
+
+
+@pytest.mark.parametrize("argv, want", [
+    (["--prompt", "train", "sample", "x.pt"], ["sample", "--prompt", "train", "x.pt"]),
+    (["--run-dir", "data", "train"], ["train", "--run-dir", "data"]),
+    (["data", "--out", "stats", "offline"], ["data", "offline", "--out", "stats"]),
+    (["data", "--path", "offline", "text8"], ["data", "text8", "--path", "offline"]),
+])
+def test_an_options_value_is_not_the_command_word(argv, want):
+    line = one_line(txl(*argv), 2)
+    assert "not of" not in line and proposal(line) == want, line
+    parses(want)
