@@ -32,3 +32,16 @@ def test_an_options_value_is_not_the_command_word(argv, want):
     line = one_line(txl(*argv), 2)
     assert "not of" not in line and proposal(line) == want, line
     parses(want)
+
+
+@pytest.mark.parametrize("argv, want", [
+    (["data", "—quiet", "text8"], ["data", "text8", "--quiet"]),
+    (["data", "—chars", "5", "offline"], ["data", "offline", "--chars", "5"]),
+    (["—quiet", "train"], ["train", "--quiet"]),
+])
+def test_a_pasted_dash_before_the_command_word_gets_the_ascii_forms_line(argv, want):
+    line = one_line(txl(*argv), 2)
+    assert "starts with a '—' (U+2014), not '--'" in line, line
+    assert "not an option either" not in line and "unknown command" not in line
+    assert proposal(line) == want, line
+    parses(want)

@@ -31,7 +31,7 @@ from .stdout import (
     silence,
 )
 from .stop import deferred, first_stop, sigterm_raises, stopped, watch_arrivals
-from .typos import closest
+from .typos import LEAD, closest
 
 COMMANDS = {  # name -> what it does (the module txl_mini.cli.<name> runs it)
     "train": "train a model with a run directory, checkpoints and exact resume",
@@ -118,7 +118,8 @@ def _list_commands(argv: list) -> int:
         for cmd, what in COMMANDS.items():
             print(f"  {cmd:<9} {what}")
         return 0
-    if argv and argv[0][:1] == "-" and (line := _option_first(argv)):
+    if argv and (argv[0][:1] == "-" or LEAD.match(argv[0])) and (
+            line := _option_first(argv)):  # '—quiet train' too
         print(printable(f"python -m txl_mini: error: {line}", sys.stderr),
               file=sys.stderr)  # `--quiet train`: not 'unknown command --quiet'
         return 2

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import argparse
 
-from .pasted import quoted
-from .typos import closest, option_named
+from .pasted import ODD, quoted
+from .typos import LEAD, closest, option_named, pasted_dash
 
 
 def typed_line(words: list) -> str:
@@ -60,12 +60,28 @@ def _typed_path(argv: list, parsers: dict) -> list[int]:
     return places
 
 
+def ascii_form(word: str) -> str | None:
+    """'—quiet' (a dash pasted from a web page): --quiet; None for a word without."""
+    m = LEAD.match(word)
+    name, eq, value = word[m.end():].partition("=") if m else ("", "", "")
+    if m is None or not ODD.search(m.group() + name):
+        return None
+    name = ODD.sub("-", name)
+    return ("-" if len(name) == 1 else "--") + name + eq + value
+
+
 def misplaced(argv: list, parsers: dict, before: tuple = ()) -> str | None:
     """The line for argv's first word where it is '--' or an option (ASCII dashes;
     pasted_dash says the others) before the command word, one of `parsers` (name ->
     parser); None where it is neither, or no command's option. `before`: the words
     typed before argv ('data'), which the remedy starts with."""
     word = argv[0] if argv else ""
+    if (fixed := ascii_form(word)) and (  # '—quiet' as --quiet, with the dash said
+            line := misplaced([fixed, *argv[1:]], parsers, before)):
+        if "is a command, not an option" in line:  # '—offline': pasted_dash's
+            return None
+        note = pasted_dash(word, argparse.ArgumentParser(add_help=False)) or ""
+        return f"{word}: {note[len(word) + 2:].split('; ')[0]}; {line}"
     if word == "--":
         rest = argv[1:]
         if rest and rest[0] in parsers:
