@@ -135,6 +135,12 @@ def _list_commands(argv: list) -> int:
 def _option_first(argv: list) -> str | None:
     """misplaced's line for an option before the command word, if it is one of a
     command's (whose parsers load torch: only here, for this line of error)."""
+    from .misplaced import misplaced
+    return misplaced(argv, parsers) if (parsers := command_parsers()) else None
+
+
+def command_parsers() -> dict | None:
+    """name -> each command's parser; None where one cannot load (a broken torch)."""
     parsers = {}
     for name in COMMANDS:
         try:
@@ -143,8 +149,7 @@ def _option_first(argv: list) -> str | None:
             parsers[name] = parsers[name]()
         except Exception:  # a broken torch: the line without it
             return None
-    from .misplaced import misplaced
-    return misplaced(argv, parsers)
+    return parsers
 
 
 def plural(n: int, noun: str) -> str:

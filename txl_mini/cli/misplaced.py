@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 
 from .pasted import ODD, quoted
-from .typos import LEAD, closest, option_named, pasted_dash
+from .typos import LEAD, abbreviated, closest, option_named, options_meant, pasted_dash
 
 
 def typed_line(words: list) -> str:
@@ -60,6 +60,21 @@ def _typed_path(argv: list, parsers: dict) -> list[int]:
     return places
 
 
+def _parser_at(path: list, parsers: dict):
+    """The parser of the command `path` names in full (`data offline`), else None."""
+    p = parsers[path[0]] if path else None
+    for word in path[1:]:
+        p = subparsers(p)[word]
+    return p if p is not None and not subparsers(p) else None
+
+
+def _elsewhere(head: str, before: tuple) -> list[str]:
+    """The other commands whose option `head` is (data's line: `--steps` is train's)."""
+    from . import command_parsers  # their modules load torch: only for this line
+    return [n for n in _owners(head, command_parsers() or {})
+            if n.split()[:len(before)] != list(before)]
+
+
 def ascii_form(word: str) -> str | None:
     """'—quiet' (a dash pasted from a web page): --quiet; None for a word without."""
     m = LEAD.match(word)
@@ -98,8 +113,8 @@ def misplaced(argv: list, parsers: dict, before: tuple = ()) -> str | None:
     found = _owners(head, parsers)
     fits = [n for n in found if n.split()[:len(path)] == path]
     said = word if word == head else f"{word}: {head}"  # --out=o.txt: --out
+    rest = [w for i, w in enumerate(argv) if i not in places]
     if len(fits) == 1:
-        rest = [w for i, w in enumerate(argv) if i not in places]
         line = typed_line([*before, *fits[0].split(), *rest])
         return (f"{said} is an option of {' '.join([*before, fits[0]])}, and "
                 f"options go after the command word: type {line}")
@@ -108,9 +123,18 @@ def misplaced(argv: list, parsers: dict, before: tuple = ()) -> str | None:
         return (f"{said} is an option of {', '.join(fits)}, and options go "
                 f"after the command word (type {typed_line([*before, 'COMMAND', word])}"
                 " ...)")
+    own, typed = _parser_at(path, parsers), " ".join([*before, *path])
+    if own and len(hits := abbreviated(head, own)) > 1:  # `--s 3 train`: as `train --s`
+        return (f"{said}: ambiguous option: {head} could match {', '.join(hits)} "
+                f"(options of {typed} go after it)")
+    if not found and before:  # `data --steps 3 offline`: the other commands'
+        found = _elsewhere(head, before)
     if found:
-        return (f"{said} is an option of {', '.join(found)}, not of "
-                f"{' '.join([*before, *path])}")
+        return f"{said} is an option of {', '.join(found)}, not of {typed}"
+    if own and (near := [o for _, o in options_meant([word], own)]):  # --chrs 5
+        line = typed_line([*before, *path, near[0] + eq + value, *rest[1:]])
+        return (f"{said} is not an option of {typed}: did you mean "
+                f"{', '.join(near)}?" + (f" type {line}" if len(near) == 1 else ""))
     if near := ([name.lower()] if name.lower() in parsers else closest(name, parsers)):
         takes = any(not a.option_strings for a in parsers[near[0]]._actions)
         typed = [near[0], value] if eq and takes else [near[0]]
