@@ -80,3 +80,15 @@ def test_an_abbreviation_is_read_as_the_commands_own_parser_reads_it(word):
     hits = own.split("could match ")[1].split(" (")[0]
     assert f"ambiguous option: {word} could match {hits}" in line, line
     assert "not of train" not in line and "unknown command" not in line
+
+
+@pytest.mark.parametrize("argv, want", [
+    (["--", "data", "--", "offline"], ["data", "offline"]),
+    (["data", "--", "offline"], ["data", "offline"]),
+    (["--", "data", "--quiet", "text8"], ["data", "text8", "--quiet"]),
+    (["--", "train", "--steps", "3"], ["train", "--steps", "3"]),
+])
+def test_a_dashdash_before_the_command_word_proposes_a_line_taken(argv, want):
+    line = one_line(txl(*argv), 2)
+    assert proposal(line) == want, line
+    parses(want)

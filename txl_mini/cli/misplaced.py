@@ -99,6 +99,11 @@ def misplaced(argv: list, parsers: dict, before: tuple = ()) -> str | None:
         return f"{word}: {note[len(word) + 2:].split('; ')[0]}; {line}"
     if word == "--":
         rest = argv[1:]
+        subs = subparsers(parsers[rest[0]]) if rest and rest[0] in parsers else {}
+        if subs and (inner := misplaced(rest[1:], subs, (*before, rest[0]))):
+            # `-- data -- offline`: 'type data offline', not one refused in turn
+            return inner if inner.startswith("'--'") else (
+                f"'--' before the command word; {inner}")
         if rest and rest[0] in parsers:
             return (f"'--' before the command word: type {typed_line([*before, *rest])}"
                     " (a '--' goes after it, before words that are not options)")
