@@ -132,7 +132,8 @@ def misplaced(argv: list, parsers: dict, before: tuple = ()) -> str | None:
     if own and len(hits := abbreviated(head, own)) > 1:  # `--s 3 train`: as `train --s`
         return (f"{said}: ambiguous option: {head} could match {', '.join(hits)} "
                 f"(options of {typed} go after it)")
-    if not found and before:  # `data --steps 3 offline`: the other commands'
+    command = [name.lower()] if name.lower() in parsers else closest(name, parsers)
+    if not found and before and not command:  # `data --steps 3 offline`: train's
         found = _elsewhere(head, before)
     if found:
         return f"{said} is an option of {', '.join(found)}, not of {typed}"
@@ -140,7 +141,7 @@ def misplaced(argv: list, parsers: dict, before: tuple = ()) -> str | None:
         line = typed_line([*before, *path, near[0] + eq + value, *rest[1:]])
         return (f"{said} is not an option of {typed}: did you mean "
                 f"{', '.join(near)}?" + (f" type {line}" if len(near) == 1 else ""))
-    if near := ([name.lower()] if name.lower() in parsers else closest(name, parsers)):
+    if near := command:
         takes = any(not a.option_strings for a in parsers[near[0]]._actions)
         typed = [near[0], value] if eq and takes else [near[0]]
         no_value = " (it takes no value)" if eq and not takes else ""
