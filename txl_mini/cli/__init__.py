@@ -31,7 +31,7 @@ from .stdout import (
     silence,
 )
 from .stop import deferred, first_stop, sigterm_raises, stopped, watch_arrivals
-from .typos import closest
+from .typos import LEAD, closest
 
 COMMANDS = {  # name -> what it does (the module txl_mini.cli.<name> runs it)
     "train": "train a model with a run directory, checkpoints and exact resume",
@@ -118,7 +118,8 @@ def _list_commands(argv: list) -> int:
         for cmd, what in COMMANDS.items():
             print(f"  {cmd:<9} {what}")
         return 0
-    if argv and argv[0][:1] == "-" and (line := _option_first(argv)):
+    if argv and (argv[0][:1] == "-" or LEAD.match(argv[0])) and (
+            line := _option_first(argv)):  # '—quiet train' too
         print(printable(f"python -m txl_mini: error: {line}", sys.stderr),
               file=sys.stderr)  # `--quiet train`: not 'unknown command --quiet'
         return 2
@@ -134,6 +135,12 @@ def _list_commands(argv: list) -> int:
 def _option_first(argv: list) -> str | None:
     """misplaced's line for an option before the command word, if it is one of a
     command's (whose parsers load torch: only here, for this line of error)."""
+    from .misplaced import misplaced
+    return misplaced(argv, parsers) if (parsers := command_parsers()) else None
+
+
+def command_parsers() -> dict | None:
+    """name -> each command's parser; None where one cannot load (a broken torch)."""
     parsers = {}
     for name in COMMANDS:
         try:
@@ -142,8 +149,7 @@ def _option_first(argv: list) -> str | None:
             parsers[name] = parsers[name]()
         except Exception:  # a broken torch: the line without it
             return None
-    from .misplaced import misplaced
-    return misplaced(argv, parsers)
+    return parsers
 
 
 def plural(n: int, noun: str) -> str:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import argparse
 
-from .pasted import quoted
-from .typos import closest, option_named
+from .pasted import ODD, quoted
+from .typos import LEAD, abbreviated, closest, option_named, options_meant, pasted_dash
 
 
 def typed_line(words: list) -> str:
@@ -34,15 +34,55 @@ def _owners(head: str, parsers: dict) -> list[str]:
     return found
 
 
+def _takes_value(word: str, parsers: dict) -> bool:
+    """`word` (no '=') is an option taking a value in one of `parsers`' commands."""
+    for p in parsers.values():
+        for q in (p, *subparsers(p).values()):
+            full = option_named(word, q) if "=" not in word else None
+            if full and q._option_string_actions[full].nargs != 0:
+                return True
+    return False
+
+
 def _typed_path(argv: list, parsers: dict) -> list[int]:
-    """The places in argv of the command words typed (`data`, then `stats`)."""
-    places, ps = [], parsers
+    """The places in argv of the command words typed (`data`, then `stats`); an
+    option's value is none (`--prompt train sample`: sample)."""
+    places, ps, value = [], parsers, False
     for i, word in enumerate(argv):
-        if word in ps:
+        if value:
+            value = False
+        elif word[:1] == "-" and word != "--":
+            value = _takes_value(word, parsers)
+        elif word in ps:
             places.append(i)
             if not (ps := subparsers(ps[word])):
                 break
     return places
+
+
+def _parser_at(path: list, parsers: dict):
+    """The parser of the command `path` names in full (`data offline`), else None."""
+    p = parsers[path[0]] if path else None
+    for word in path[1:]:
+        p = subparsers(p)[word]
+    return p if p is not None and not subparsers(p) else None
+
+
+def _elsewhere(head: str, before: tuple) -> list[str]:
+    """The other commands whose option `head` is (data's line: `--steps` is train's)."""
+    from . import command_parsers  # their modules load torch: only for this line
+    return [n for n in _owners(head, command_parsers() or {})
+            if n.split()[:len(before)] != list(before)]
+
+
+def ascii_form(word: str) -> str | None:
+    """'—quiet' (a dash pasted from a web page): --quiet; None for a word without."""
+    m = LEAD.match(word)
+    name, eq, value = word[m.end():].partition("=") if m else ("", "", "")
+    if m is None or not ODD.search(m.group() + name):
+        return None
+    name = ODD.sub("-", name)
+    return ("-" if len(name) == 1 else "--") + name + eq + value
 
 
 def misplaced(argv: list, parsers: dict, before: tuple = ()) -> str | None:
@@ -51,8 +91,19 @@ def misplaced(argv: list, parsers: dict, before: tuple = ()) -> str | None:
     parser); None where it is neither, or no command's option. `before`: the words
     typed before argv ('data'), which the remedy starts with."""
     word = argv[0] if argv else ""
+    if (fixed := ascii_form(word)) and (  # '—quiet' as --quiet, with the dash said
+            line := misplaced([fixed, *argv[1:]], parsers, before)):
+        if "is a command, not an option" in line:  # '—offline': pasted_dash's
+            return None
+        note = pasted_dash(word, argparse.ArgumentParser(add_help=False)) or ""
+        return f"{word}: {note[len(word) + 2:].split('; ')[0]}; {line}"
     if word == "--":
         rest = argv[1:]
+        subs = subparsers(parsers[rest[0]]) if rest and rest[0] in parsers else {}
+        if subs and (inner := misplaced(rest[1:], subs, (*before, rest[0]))):
+            # `-- data -- offline`: 'type data offline', not one refused in turn
+            return inner if inner.startswith("'--'") else (
+                f"'--' before the command word; {inner}")
         if rest and rest[0] in parsers:
             return (f"'--' before the command word: type {typed_line([*before, *rest])}"
                     " (a '--' goes after it, before words that are not options)")
@@ -67,8 +118,8 @@ def misplaced(argv: list, parsers: dict, before: tuple = ()) -> str | None:
     found = _owners(head, parsers)
     fits = [n for n in found if n.split()[:len(path)] == path]
     said = word if word == head else f"{word}: {head}"  # --out=o.txt: --out
+    rest = [w for i, w in enumerate(argv) if i not in places]
     if len(fits) == 1:
-        rest = [w for i, w in enumerate(argv) if i not in places]
         line = typed_line([*before, *fits[0].split(), *rest])
         return (f"{said} is an option of {' '.join([*before, fits[0]])}, and "
                 f"options go after the command word: type {line}")
@@ -77,10 +128,20 @@ def misplaced(argv: list, parsers: dict, before: tuple = ()) -> str | None:
         return (f"{said} is an option of {', '.join(fits)}, and options go "
                 f"after the command word (type {typed_line([*before, 'COMMAND', word])}"
                 " ...)")
+    own, typed = _parser_at(path, parsers), " ".join([*before, *path])
+    if own and len(hits := abbreviated(head, own)) > 1:  # `--s 3 train`: as `train --s`
+        return (f"{said}: ambiguous option: {head} could match {', '.join(hits)} "
+                f"(options of {typed} go after it)")
+    command = [name.lower()] if name.lower() in parsers else closest(name, parsers)
+    if not found and before and not command:  # `data --steps 3 offline`: train's
+        found = _elsewhere(head, before)
     if found:
-        return (f"{said} is an option of {', '.join(found)}, not of "
-                f"{' '.join([*before, *path])}")
-    if near := ([name.lower()] if name.lower() in parsers else closest(name, parsers)):
+        return f"{said} is an option of {', '.join(found)}, not of {typed}"
+    if own and (near := [o for _, o in options_meant([word], own)]):  # --chrs 5
+        line = typed_line([*before, *path, near[0] + eq + value, *rest[1:]])
+        return (f"{said} is not an option of {typed}: did you mean "
+                f"{', '.join(near)}?" + (f" type {line}" if len(near) == 1 else ""))
+    if near := command:
         takes = any(not a.option_strings for a in parsers[near[0]]._actions)
         typed = [near[0], value] if eq and takes else [near[0]]
         no_value = " (it takes no value)" if eq and not takes else ""
