@@ -11,7 +11,7 @@ import numpy as np
 
 from ..data import OFFLINE_CHARS, read_text_file
 from ..text8 import TEXT8_CHARS, DataError, load_text8
-from . import SUBCOMMANDS, plural
+from . import SUBCOMMANDS, command_parsers, plural
 from .corpus import option_names
 from .data_offline import cmd_offline
 from .errors import printable
@@ -111,7 +111,7 @@ def _distances(s: str) -> tuple[int, ...]:
 def main(argv=None) -> int:
     """`python -m txl_mini data ...`; returns the exit status."""
     ap, argv = _parser(), sys.argv[1:] if argv is None else list(argv)
-    if line := misplaced(argv, subparsers(ap), ("data",)):  # `data --quiet text8`
+    if line := misplaced(argv, subparsers(ap), ("data",), command_parsers):
         return fail(PROG, f"error: {line}")
     args, extra = ap.parse_known_args(argv)
     if args.cmd is None:  # one line, as the bare `python -m txl_mini` (was the usage)

@@ -68,10 +68,10 @@ def _parser_at(path: list, parsers: dict):
     return p if p is not None and not subparsers(p) else None
 
 
-def _elsewhere(head: str, before: tuple) -> list[str]:
-    """The other commands whose option `head` is (data's line: `--steps` is train's)."""
-    from . import command_parsers  # their modules load torch: only for this line
-    return [n for n in _owners(head, command_parsers() or {})
+def _elsewhere(head: str, before: tuple, every) -> list[str]:
+    """The other commands whose option `head` is (data's line: `--steps` is train's);
+    `every()` gives every command's parser (their modules load torch: only now)."""
+    return [n for n in _owners(head, (every and every()) or {})
             if n.split()[:len(before)] != list(before)]
 
 
@@ -85,14 +85,16 @@ def ascii_form(word: str) -> str | None:
     return ("-" if len(name) == 1 else "--") + name + eq + value
 
 
-def misplaced(argv: list, parsers: dict, before: tuple = ()) -> str | None:
+def misplaced(argv: list, parsers: dict, before: tuple = (),
+              every=None) -> str | None:
     """The line for argv's first word where it is '--' or an option (ASCII dashes;
     pasted_dash says the others) before the command word, one of `parsers` (name ->
     parser); None where it is neither, or no command's option. `before`: the words
-    typed before argv ('data'), which the remedy starts with."""
+    typed before argv ('data'), which the remedy starts with; `every`: a function
+    giving every command's parsers, for the line naming another command's option."""
     word = argv[0] if argv else ""
     if (fixed := ascii_form(word)) and (  # '—quiet' as --quiet, with the dash said
-            line := misplaced([fixed, *argv[1:]], parsers, before)):
+            line := misplaced([fixed, *argv[1:]], parsers, before, every)):
         if "is a command, not an option" in line:  # '—offline': pasted_dash's
             return None
         note = pasted_dash(word, argparse.ArgumentParser(add_help=False)) or ""
@@ -100,7 +102,7 @@ def misplaced(argv: list, parsers: dict, before: tuple = ()) -> str | None:
     if word == "--":
         rest = argv[1:]
         subs = subparsers(parsers[rest[0]]) if rest and rest[0] in parsers else {}
-        if subs and (inner := misplaced(rest[1:], subs, (*before, rest[0]))):
+        if subs and (inner := misplaced(rest[1:], subs, (*before, rest[0]), every)):
             # `-- data -- offline`: 'type data offline', not one refused in turn
             return inner if inner.startswith("'--'") else (
                 f"'--' before the command word; {inner}")
@@ -134,7 +136,7 @@ def misplaced(argv: list, parsers: dict, before: tuple = ()) -> str | None:
                 f"(options of {typed} go after it)")
     command = [name.lower()] if name.lower() in parsers else closest(name, parsers)
     if not found and before and not command:  # `data --steps 3 offline`: train's
-        found = _elsewhere(head, before)
+        found = _elsewhere(head, before, every)
     if found:
         return f"{said} is an option of {', '.join(found)}, not of {typed}"
     if own and (near := [o for _, o in options_meant([word], own)]):  # --chrs 5
