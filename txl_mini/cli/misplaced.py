@@ -9,7 +9,15 @@ from __future__ import annotations
 import argparse
 
 from .pasted import ODD, quoted
-from .typos import LEAD, abbreviated, closest, option_named, options_meant, pasted_dash
+from .typos import (
+    LEAD,
+    abbreviated,
+    closest,
+    option_named,
+    options_meant,
+    pasted_dash,
+    takes_value,
+)
 
 
 def typed_line(words: list) -> str:
@@ -23,25 +31,18 @@ def subparsers(parser: argparse.ArgumentParser) -> dict:
             for name, p in a.choices.items()}
 
 
+def _each(parsers: dict):
+    """(name, parser) of each command of `parsers` and of each of its subcommands
+    (`data`, `data text8`, ...)."""
+    for name, p in parsers.items():
+        yield name, p
+        yield from ((f"{name} {s}", q) for s, q in subparsers(p).items())
+
+
 def _owners(head: str, parsers: dict) -> list[str]:
     """Each command (`evaluate`, `data text8`) of `parsers` whose option `head` is."""
-    found = []
-    for name, p in parsers.items():
-        subs = subparsers(p).items()
-        for n, q in ((name, p), *((f"{name} {s}", q) for s, q in subs)):
-            if (full := option_named(head, q)) and full not in ("-h", "--help"):
-                found.append(n)
-    return found
-
-
-def _takes_value(word: str, parsers: dict) -> bool:
-    """`word` (no '=') is an option taking a value in one of `parsers`' commands."""
-    for p in parsers.values():
-        for q in (p, *subparsers(p).values()):
-            full = option_named(word, q) if "=" not in word else None
-            if full and q._option_string_actions[full].nargs != 0:
-                return True
-    return False
+    return [n for n, q in _each(parsers)
+            if (full := option_named(head, q)) and full not in ("-h", "--help")]
 
 
 def _typed_path(argv: list, parsers: dict) -> list[int]:
@@ -52,7 +53,7 @@ def _typed_path(argv: list, parsers: dict) -> list[int]:
         if value:
             value = False
         elif word[:1] == "-" and word != "--":
-            value = _takes_value(word, parsers)
+            value = any(takes_value(word, q) for _, q in _each(parsers))
         elif word in ps:
             places.append(i)
             if not (ps := subparsers(ps[word])):

@@ -219,11 +219,11 @@ def pasted_option(args: list[str], parser: argparse.ArgumentParser) -> str | Non
         if not value and (line := odd_option(word, parser)  # -h−: -h takes no value
                           or pasted_dash(word, parser, subcommands)):
             return line
-        value = _takes_value(word, parser)
+        value = takes_value(word, parser)
     return None
 
 
-def _takes_value(word: str, parser: argparse.ArgumentParser) -> bool:
+def takes_value(word: str, parser: argparse.ArgumentParser) -> bool:
     """`word` is an option (spelled out or abbreviated, no '=...') taking a value."""
     if not word.startswith("-") or "=" in word:
         return False
