@@ -38,8 +38,9 @@ def resumed_history(run_dir: str, step: int) -> list[dict]:
     return kept
 
 
-def _records(path: str) -> list[tuple[int, dict]]:
-    """(line index, record) of each line of `path` that is a metrics record."""
+def _records(path: str, quiet: bool = False) -> list[tuple[int, dict]]:
+    """(line index, record) of each line of `path` that is a metrics record; a
+    note for each other line but a last one cut off, unless `quiet`."""
     if not os.path.exists(path):
         return []
     with open(path, "rb") as f:  # a byte that is not UTF-8 spoils its line only
@@ -54,21 +55,17 @@ def _records(path: str) -> list[tuple[int, dict]]:
             record = None
         if isinstance(record, dict) and isinstance(record.get("step"), int):
             out.append((i, record))
-        elif i < len(lines) - 1:  # not just the last line, cut off by a crash
+        elif i < len(lines) - 1 and not quiet:  # not a last line cut off by a crash
             _note(path, i, "is not a metrics record")
     return out
 
 
 def last_logged(run_dir: str) -> int:
     """The latest step metrics.jsonl has a record of (0: none), read quietly."""
-    path, steps = os.path.join(run_dir, "metrics.jsonl"), [0]
-    with suppress(OSError), open(path, "rb") as f:
-        for line in f:
-            with suppress(ValueError):  # not JSON, not UTF-8, a BOM: not a record
-                record = json.loads(line.decode())
-                if isinstance(record, dict) and isinstance(record.get("step"), int):
-                    steps.append(record["step"])
-    return max(steps)
+    with suppress(OSError):  # unreadable: no record that tells
+        path = os.path.join(run_dir, "metrics.jsonl")
+        return max((r["step"] for _, r in _records(path, quiet=True)), default=0)
+    return 0
 
 
 def _note(path: str, i: int, what: str) -> None:
