@@ -32,7 +32,12 @@ MAY_CHANGE = ("device", "quiet", "threads", "resume", "pause_at", "path")
 
 
 class Finished(Exception):
-    """The run in DIR already trained all its steps: nothing to do."""
+    """The run in DIR already trained all its steps: nothing to do, or its --out
+    written again; `code` 2 where --out is not written (its folder is gone)."""
+
+    def __init__(self, line: str, code: int = 0):
+        super().__init__(line)
+        self.code = code
 
 
 def restore_options(args, argv, parser: argparse.ArgumentParser, check) -> dict:
@@ -205,12 +210,12 @@ def read_last(run_dir: str, config: dict, steps: int, device, writes=True) -> di
         done = f"{run_dir} is finished: step {extra['step']} of {steps}"
         out = recorded(config, run_dir)
         if out and writes:  # rank 0 only: each rank wrote it (torchrun)
-            did = finish_out(out, run_dir, ckpt, device)
+            did, code = finish_out(out, run_dir, ckpt, device)
         else:
-            did = "nothing to do (its last.pt and best.pt are unchanged)"
+            did, code = "nothing to do (its last.pt and best.pt are unchanged)", 0
         # the plot after --out, as the run's end draws it: one it never reached
         drew = draw_missing(run_dir, extra["step"], did) if writes else did
-        raise Finished(f"{done}; {drew}")
+        raise Finished(f"{done}; {drew}", code)
     check_writable(run_dir, "--resume")  # a read-only one: only if it is finished
     check_world(run_dir, len(extra["ranks"]))  # each process carries its streams' state
     refuse_foreign_out(config, run_dir)  # every rank: only a look, rank 0 says it
