@@ -11,7 +11,7 @@ import shutil
 
 import pytest
 import test_cli_faults
-from test_cli_faults import one_line, tiny, txl
+from test_cli_faults import one_line, start, tiny, txl, wait_for
 
 small_disk = test_cli_faults.small_disk  # a fixture: a real tmpfs (root only)
 
@@ -91,4 +91,26 @@ def test_an_out_gone_at_several_levels_names_its_own_folder(moved, tmp_path):
         assert line.endswith(f"; wrote {folder / 'm.pt'} from its last.pt"), line
     finally:
         shutil.rmtree(old, ignore_errors=True)
+
+
+def test_a_run_killed_before_its_config_says_to_start_it_again(tmp_path):
+    """A run killed (kill -9) before it wrote config.json left only .lock, and
+    `--resume` asked 'no config.json there; is it a run directory written by python
+    -m txl_mini train?', while the same command again works (a folder holding only
+    .lock is taken as empty). Now it says the run never began and that way on."""
+    r = tmp_path / "run"
+    proc = start(["train", "--preset", "tiny", "--steps", "10", "--offline-chars",
+                  "20000000", "--threads", "1", "--quiet", "--run-dir", str(r)])
+    wait_for(lambda: (r / ".lock").exists())
+    proc.kill()  # before the corpus is built: config.json comes after it
+    proc.communicate(timeout=60)
+    assert os.listdir(r) == [".lock"]
+    for holds in ([".lock"], []):  # the lock, then nothing at all
+        assert os.listdir(r) == holds
+        line = one_line(txl("train", "--resume", r), 2)
+        assert line == (f"{PROG}: error: --resume {r}: its run was stopped before it "
+                        "began (no config.json yet); run the same command again "
+                        "without --resume: it starts there"), line
+        if holds:
+            os.remove(r / ".lock")
 
