@@ -11,7 +11,7 @@ import shutil
 
 import pytest
 import test_cli_faults
-from test_cli_faults import one_line, start, tiny, txl, wait_for
+from test_cli_faults import one_line, py, start, tiny, txl, wait_for
 
 small_disk = test_cli_faults.small_disk  # a fixture: a real tmpfs (root only)
 
@@ -114,3 +114,37 @@ def test_a_run_killed_before_its_config_says_to_start_it_again(tmp_path):
         if holds:
             os.remove(r / ".lock")
 
+
+STOP_IN_OUT = """
+import os, signal, sys
+import txl_mini.cli.resume_out as ro
+from txl_mini import cli
+write = ro.save_checkpoint
+def stopped_in(*a, **k):  # SIGTERM as the resume writes --out (milliseconds, else)
+    os.kill(os.getpid(), signal.SIGTERM)
+    return write(*a, **k)
+ro.save_checkpoint = stopped_in
+cli.run_process(["train", "--resume", sys.argv[1]])
+"""
+
+
+def test_a_stop_while_a_finished_run_writes_out_says_so(moved, tmp_path):
+    """SIGTERM while the resume of a finished run wrote its missing --out said
+    'terminated (SIGTERM) before training started; r/last.pt ... is kept': the run
+    had trained all its steps. Now the line says it stopped writing --out, and
+    that the same --resume writes it."""
+    old, stash = moved
+    r, out = tmp_path / "r", old / "m" / "m.pt"
+    shutil.copytree(stash / "r", r)
+    try:
+        os.makedirs(out.parent)  # --out's folder there, the file missing
+        res = py("-c", STOP_IN_OUT, str(r))
+        line = one_line(res, 143)
+        assert line == (f"{PROG}: {r} is finished: step 2 of 2; terminated (SIGTERM) "
+                        f"while writing --out {out}, not written; --resume {r} "
+                        "writes it"), line
+        assert not out.exists()
+        line = one_line(txl("train", "--resume", r), 0)  # the way on it names
+        assert line.endswith(f"; wrote {out} from its last.pt"), line
+    finally:
+        shutil.rmtree(old, ignore_errors=True)

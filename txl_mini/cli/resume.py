@@ -25,6 +25,7 @@ from .paths import refuse_loop, refuse_recorded, refuse_special
 from .resume_out import finish_out, recorded, refuse_foreign_out
 from .rundir import OWN, refuse_folder_out, refuse_long
 from .saved import refuse_lost, start_again
+from .stop import stopped
 from .typos import option_named
 
 # the only options a resumed run may change; --path only to the same text (its sha1
@@ -215,7 +216,13 @@ def read_last(run_dir: str, config: dict, steps: int, device, writes=True) -> di
         done = f"{run_dir} is finished: step {extra['step']} of {steps}"
         out = recorded(config, run_dir)
         if out and writes:  # rank 0 only: each rank wrote it (torchrun)
-            did, code = finish_out(out, run_dir, ckpt, device)
+            try:
+                did, code = finish_out(out, run_dir, ckpt, device)
+            except KeyboardInterrupt as e:  # not 'before training started': it trained
+                words, code, _ = stopped(e)
+                raise Finished(f"{done}; {words} while writing --out {out}, not "
+                               f"written; --resume {typed(run_dir)} writes it", code
+                               ) from None
         else:
             did, code = "nothing to do (its last.pt and best.pt are unchanged)", 0
         # the plot after --out, as the run's end draws it: one it never reached
