@@ -19,11 +19,13 @@ from .curves import draw_missing
 from .ddp import check_world
 from .errors import typed
 from .folders import check_writable
+from .lock import LOCK_NAME
 from .options import UsageError, flag
 from .paths import refuse_loop, refuse_recorded, refuse_special
 from .resume_out import finish_out, recorded, refuse_foreign_out
 from .rundir import OWN, refuse_folder_out, refuse_long
 from .saved import refuse_lost, start_again
+from .stop import stopped
 from .typos import option_named
 
 # the only options a resumed run may change; --path only to the same text (its sha1
@@ -32,7 +34,12 @@ MAY_CHANGE = ("device", "quiet", "threads", "resume", "pause_at", "path")
 
 
 class Finished(Exception):
-    """The run in DIR already trained all its steps: nothing to do."""
+    """The run in DIR already trained all its steps: nothing to do, or its --out
+    written again; `code` 2 where --out is not written (its folder is gone)."""
+
+    def __init__(self, line: str, code: int = 0):
+        super().__init__(line)
+        self.code = code
 
 
 def restore_options(args, argv, parser: argparse.ArgumentParser, check) -> dict:
@@ -48,6 +55,10 @@ def restore_options(args, argv, parser: argparse.ArgumentParser, check) -> dict:
                 os.path.join(run_dir, "config.json")):
             raise UsageError(f"--resume {args.resume}: a file of a run directory; give "
                              f"its run directory: --resume {typed(run_dir)}")
+        if os.path.isdir(args.resume) and set(os.listdir(args.resume)) <= {LOCK_NAME}:
+            raise UsageError(f"--resume {args.resume}: its run was stopped before it "
+                             "began (no config.json yet); run the same command again "
+                             "without --resume: it starts there")  # a new run takes it
         raise UsageError(f"--resume {args.resume}: no config.json there; is it a run "
                          "directory written by python -m txl_mini train?")
     defaults = {a.dest: a.default for a in parser._actions}
@@ -205,12 +216,18 @@ def read_last(run_dir: str, config: dict, steps: int, device, writes=True) -> di
         done = f"{run_dir} is finished: step {extra['step']} of {steps}"
         out = recorded(config, run_dir)
         if out and writes:  # rank 0 only: each rank wrote it (torchrun)
-            did = finish_out(out, run_dir, ckpt, device)
+            try:
+                did, code = finish_out(out, run_dir, ckpt, device)
+            except KeyboardInterrupt as e:  # not 'before training started': it trained
+                words, code, _ = stopped(e)
+                raise Finished(f"{done}; {words} while writing --out {out}, not "
+                               f"written; --resume {typed(run_dir)} writes it", code
+                               ) from None
         else:
-            did = "nothing to do (its last.pt and best.pt are unchanged)"
+            did, code = "nothing to do (its last.pt and best.pt are unchanged)", 0
         # the plot after --out, as the run's end draws it: one it never reached
         drew = draw_missing(run_dir, extra["step"], did) if writes else did
-        raise Finished(f"{done}; {drew}")
+        raise Finished(f"{done}; {drew}", code)
     check_writable(run_dir, "--resume")  # a read-only one: only if it is finished
     check_world(run_dir, len(extra["ranks"]))  # each process carries its streams' state
     refuse_foreign_out(config, run_dir)  # every rank: only a look, rank 0 says it

@@ -7,7 +7,9 @@ there was put there while the run was stopped (another model, a text) and is
 refused, as a new run refuses one without --overwrite (which --resume cannot take).
 A finished run's is its own if it holds last.pt's model; missing (its end's write
 failed: a full disk), it is written again, but not in a folder gone since (the
-run's folders moved: its --out names the old place): that folder is not made.
+run's folders moved: its --out names the old place): that folder is not made,
+and the resume exits 2, naming it. A run that failed at its end keeps the folders
+it made for --out (rundir.KEPT), so its own --resume writes there.
 --out is written atomically (a temporary file renamed), so a damaged file or a text
 there is never the run's: it is refused and left as it is."""
 
@@ -47,12 +49,14 @@ def _not_ours(out: str, run_dir: str, what: str, writes: str) -> UsageError:
                       f"{typed(run_dir)} writes {writes}")
 
 
-def finish_out(out: str, run_dir: str, ckpt: dict, device) -> str:
+def finish_out(out: str, run_dir: str, ckpt: dict, device) -> tuple[str, int]:
     """A finished run's --out as the run leaves it: last.pt's model. Missing (the
     write failed at the end: a full disk), it is written again, as the run's last
     step would write it; anything else is refused, not replaced: a file that is not
     a txl_mini checkpoint (the run writes --out whole, by a rename) or another
-    model (someone's, put there by hand). Returns what was done."""
+    model (someone's, put there by hand). Returns what was done and the exit
+    status: 2 where --out is not written (its folder gone: `train --resume r &&
+    use m.pt` must not go on)."""
     path = os.path.join(run_dir, "last.pt")
     real = check_out(out, run_dir, OWN)  # a FIFO, a dead link...
     if os.path.exists(out):
@@ -65,23 +69,23 @@ def finish_out(out: str, run_dir: str, ckpt: dict, device) -> str:
         if not _same_model(have, ckpt):
             raise _not_ours(out, run_dir, f"holds a model other than {path}'s",
                             "it again")
-        return f"nothing to do (its last.pt, best.pt and {out} are unchanged)"
+        return f"nothing to do (its last.pt, best.pt and {out} are unchanged)", 0
     made: list[str] = list(OUT_MADE)  # made at the start: gone then (moved?)
     writable_folder(os.path.dirname(real), "--out", made)  # a link's folder, gone
     if made and not os.path.lexists(out):  # not made again for a copy: the run,
         # moved, names its old place (a link put at --out is written through)
-        remove_created(made)
-        return (f"--out {out} not written: its folder {made[0]} is gone (moved?); "
-                f"nothing written; the model is {path} (evaluate and sample take "
-                f"{typed(run_dir)}); --resume cannot change --out: make the folder "
-                f"again and --resume {typed(run_dir)} writes it there")
+        remove_created(made)  # its own folder named (mkdir -p: every level at once)
+        return (f"--out {out} not written: its folder {made[-1]} is gone (moved?); "
+                f"the model is {path} (evaluate and sample take {typed(run_dir)}); "
+                f"--resume cannot change --out: make the folder again (mkdir -p "
+                f"{typed(made[-1])}) and --resume {typed(run_dir)} writes it there", 2)
     try:
         with naming(out):
             save_checkpoint(out, build_model(ckpt, path, device), ckpt["meta"])
     except OSError:
         remove_created(made)
         raise
-    return f"wrote {out} from its last.pt"
+    return f"wrote {out} from its last.pt", 0
 
 
 def _same_model(a: dict, b: dict) -> bool:

@@ -37,6 +37,7 @@ OWN = FILES + (LOCK_NAME,)  # every name a run's folder holds
 
 # the levels of --out's folder prepare_run_dir made (outermost first): gone before
 OUT_MADE: list = []
+KEPT: list = []  # those the run keeps once it began (announce): its end writes there
 
 
 def _foreign(d: str, out: str | None) -> list[str]:
@@ -114,6 +115,7 @@ def prepare_run_dir(args, created: list, locks: list, named: str = "--run-dir"):
     out_was = snapshot(out) if out else ANY  # returned: a module's dict outlived runs
     refuse_text_as_out(args.out, args.path)
     OUT_MADE.clear()  # one run a process, as LOCKED
+    KEPT.clear()
     UNCLEARED.clear()
     if not args.resume:  # a resumed DIR is checked by the resume options
         _check_new(args, d, created, named)
@@ -189,9 +191,10 @@ def clear_run_dir(d: str) -> None:
             os.remove(os.path.join(d, f))
 
 
-def remove_created(created: list) -> None:
-    """A run that fails before training leaves no empty directory behind."""
-    for d in reversed(created):
+def remove_created(created: list, keep: list = ()) -> None:
+    """A run that fails before training leaves no empty directory behind; `keep`:
+    --out's, once the run began (KEPT): a failed end's --resume writes there."""
+    for d in reversed([d for d in created if d not in keep]):
         try:
             os.rmdir(d)  # only if still empty
             LOCKED.pop(os.path.abspath(d), None)  # gone, but not 'went away'
@@ -221,6 +224,7 @@ def announce(args, run, corpus, tokens, device, world, saved=None) -> None:
         + (f", {plural(args.threads, 'thread')}" if device.type == "cpu" else "") +
         f"; {type(run.model).__name__} with {run.model.num_params():,} parameters; "
         f"run dir: {run.dir}{again}", sys.stdout), flush=True)
+    KEPT[:] = OUT_MADE  # a full disk at its end: --resume writes --out there
     if args.resume:  # drop lines logged after last.pt (a crash leaves some)
         trim_metrics(run.dir, run.history)
     if args.resume and args.path != saved["args"].get("path"):  # the text moved:

@@ -195,8 +195,8 @@ def main(argv=None, on_step=None) -> int:
         if rank == 0:
             rundir.summary(args, run, valid)
         return 0
-    except Finished as e:
-        return fail(PROG, str(e), 0)
+    except Finished as e:  # 2: --out not written (its folder is gone)
+        return fail(PROG, str(e), e.code)
     except stop.Stop as e:
         if rank_world()[0] == 0:  # a signal, an error: news for a terminal, not a pipe
             out = sys.stdout if e.code == 0 else sys.stderr  # its newline escaped too
@@ -212,17 +212,17 @@ def main(argv=None, on_step=None) -> int:
             StdoutFailed) as e:  # before or outside the loop: unlock, tidy up
         _tidy(locks, created)
         return fail(PROG, *_one_line(e, args.run_dir or args.resume, trained))
-    finally:  # a stop or a crash too: --out's folders, still empty, go
+    finally:  # a stop or a crash too: the run's new folders, still empty, go
         _tidy(locks, created)
         if distributed and dist.is_initialized():
             dist.destroy_process_group()
 
 
 def _tidy(locks: list, created: list = ()) -> None:
-    """Unlock; the folders made for the run go while still empty."""
+    """Unlock; the run's new folders go while empty (--out's stay: rundir.KEPT)."""
     for lock in locks:
         lock.release()
-    rundir.remove_created(list(created))
+    rundir.remove_created(list(created), rundir.KEPT)
 
 
 def _one_line(e: BaseException, run_dir, trained: bool) -> tuple[str, int]:
