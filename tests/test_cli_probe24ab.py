@@ -61,7 +61,7 @@ DATA = [
     ("--path x", f"--path is an option of data text8, {AFTER} data text8 --path x"),
     ("--out=o.txt", f"--out=o.txt: --out is an option of data offline, {AFTER} "
      "data offline --out=o.txt"),
-    ("--stat f", "--stat: stats is a command, not an option: type stats"),
+    ("--stat f", "--stat: stats is a command, not an option: type stats f"),
     ("--stats=f", "--stats=f: stats is a command, not an option: type stats f"),
     ("--offline=yes", "--offline=yes: offline is a command, not an option (it takes "
      "no value): type offline"),

@@ -136,7 +136,8 @@ def _option_first(argv: list) -> str | None:
     """misplaced's line for an option before the command word, if it is one of a
     command's (whose parsers load torch: only here, for this line of error)."""
     from .misplaced import misplaced
-    return misplaced(argv, parsers) if (parsers := command_parsers()) else None
+    parsers = command_parsers()
+    return misplaced(argv, parsers, every=lambda: parsers) if parsers else None
 
 
 def command_parsers() -> dict | None:

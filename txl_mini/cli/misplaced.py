@@ -2,17 +2,23 @@
 `data --quiet text8`, `data --chars 5 offline`. argparse said 'unknown command',
 'invalid choice: 5' (the option's value read as the command) or 'options go before
 --' where there was no '--'; the line now names the option, the command it belongs
-to, and the command line with the command word first."""
+to, and the command line with the command word first. An option the command
+typed after it does not take gets the line it gets there (`train --=3`, `train
+--no-vanilla`), its proposal made the whole line (`--quiet=1 train`: type train
+--quiet); a command word typed is never replaced by another."""
 
 from __future__ import annotations
 
 import argparse
 
 from .pasted import ODD, quoted
+from .proposals import refused
 from .typos import (
     LEAD,
     abbreviated,
     closest,
+    hint,
+    odd_option,
     option_named,
     options_meant,
     pasted_dash,
@@ -45,15 +51,23 @@ def _owners(head: str, parsers: dict) -> list[str]:
             if (full := option_named(head, q)) and full not in ("-h", "--help")]
 
 
+def _valued(word: str, q) -> bool:
+    """`word` (no '=...') takes a value in `q`: spelled, abbreviated, or a near miss
+    or old spelling of an option that does (--promt, -prompt, --run_dir)."""
+    acts = q._option_string_actions
+    return takes_value(word, q) or "=" not in word and any(
+        acts[o].nargs != 0 for _, o in options_meant([word], q) if o in acts)
+
+
 def _typed_path(argv: list, parsers: dict) -> list[int]:
     """The places in argv of the command words typed (`data`, then `stats`); an
-    option's value is none (`--prompt train sample`: sample)."""
+    option's value is none (`--prompt train sample`, `--promt data sample`: sample)."""
     places, ps, value = [], parsers, False
     for i, word in enumerate(argv):
         if value:
             value = False
         elif word[:1] == "-" and word != "--":
-            value = any(takes_value(word, q) for _, q in _each(parsers))
+            value = any(_valued(word, q) for _, q in _each(parsers))
         elif word in ps:
             places.append(i)
             if not (ps := subparsers(ps[word])):
@@ -118,10 +132,13 @@ def misplaced(argv: list, parsers: dict, before: tuple = (),
         return None
     places = _typed_path(argv, parsers)
     path = [argv[i] for i in places]
+    rest = [w for i, w in enumerate(argv) if i not in places]
+    own, typed = _parser_at(path, parsers), " ".join([*before, *path])
+    if own and (usual := odd_option(word, own)):  # --=3, --quiet=1, --help=x
+        return _there(word, typed, _moved(usual, 1, [*before, *path], rest))
     found = _owners(head, parsers)
     fits = [n for n in found if n.split()[:len(path)] == path]
     said = word if word == head else f"{word}: {head}"  # --out=o.txt: --out
-    rest = [w for i, w in enumerate(argv) if i not in places]
     if len(fits) == 1:
         line = typed_line([*before, *fits[0].split(), *rest])
         return (f"{said} is an option of {' '.join([*before, fits[0]])}, and "
@@ -131,23 +148,69 @@ def misplaced(argv: list, parsers: dict, before: tuple = (),
         return (f"{said} is an option of {', '.join(fits)}, and options go "
                 f"after the command word (type {typed_line([*before, 'COMMAND', word])}"
                 " ...)")
-    own, typed = _parser_at(path, parsers), " ".join([*before, *path])
     if own and len(hits := abbreviated(head, own)) > 1:  # `--s 3 train`: as `train --s`
         return (f"{said}: ambiguous option: {head} could match {', '.join(hits)} "
                 f"(options of {typed} go after it)")
-    command = [name.lower()] if name.lower() in parsers else closest(name, parsers)
+    # a command word typed is never replaced by another (`--dataset text8 train`)
+    command = [] if path else [name.lower()] if name.lower() in parsers else closest(
+        name, parsers)
     if not found and before and not command:  # `data --steps 3 offline`: train's
         found = _elsewhere(head, before, every)
     if found:
         return f"{said} is an option of {', '.join(found)}, not of {typed}"
-    if own and (near := [o for _, o in options_meant([word], own)]):  # --chrs 5
+    near = [o for _, o in options_meant([word], own)] if own else []
+    act = own._option_string_actions[near[0]] if near else None
+    if near and not (eq and act.nargs == 0):
         line = typed_line([*before, *path, near[0] + eq + value, *rest[1:]])
-        return (f"{said} is not an option of {typed}: did you mean "
-                f"{', '.join(near)}?" + (f" type {line}" if len(near) == 1 else ""))
+        given = value if eq else argv[1] if len(argv) > 1 and 1 not in places else ""
+        why = given and act.nargs != 0 and refused(own, act, given)
+        line = f"; {why}" if why else f" type {line}"  # `--dataset enwik8 train`
+        return (f"{said} is not an option of {typed}: did you mean "  # --chrs 5
+                f"{', '.join(near)}?" + (line if len(near) == 1 else ""))
+    if own:  # as `train --no-vanilla` says it; `--quite=1`: flag_value's remedy
+        words = argv[:1 + (not eq and len(argv) > 1 and 1 not in places
+                           and argv[1][:1] != "-")]
+        return _there(word, typed, _unknown(words, own, head, every,
+                                            [*before, *path], rest))
     if near := command:
         takes = any(not a.option_strings for a in parsers[near[0]]._actions)
         typed = [near[0], value] if eq and takes else [near[0]]
         no_value = " (it takes no value)" if eq and not takes else ""
         return (f"{word}: {near[0]} is a command, not an option{no_value}: type "
-                f"{typed_line(typed)}")
+                f"{typed_line([*typed, *rest[1:]])}")
     return None
+
+
+def _there(word: str, typed: str, usual: str) -> str:
+    """The line `typed word` gives (`train --=3`), said for `word` typed before it."""
+    return f"{word}: options go after the command word {typed}, and there: {usual}"
+
+
+def _moved(line: str, n: int, start: list, rest: list) -> str:
+    """`line` with its proposal ('type --quiet') made the whole command line: the
+    command words `start`, the proposal, then the words of `rest` after its first
+    `n` (the option typed before them, and its value)."""
+    import shlex
+
+    head, typed, tail = line.rpartition("type ")
+    if not typed:
+        return line
+    proposal, note, after = tail.partition(" (")
+    return (f"{head}type {typed_line([*start, *shlex.split(proposal), *rest[n:]])}"
+            f"{note}{after}")
+
+
+def _unknown(words: list, own, head: str, every, start: list, rest: list) -> str:
+    """argparse's 'unrecognized arguments' line for `words` after the command word,
+    with the hint `own` (its parser) adds; where that has none (`data --stps 3
+    offline`), the options of other commands that `head` is a near miss of."""
+    said = hint(words, own)
+    if said == "see --help" and every:
+        near: dict = {}
+        for n, q in _each(every() or {}):
+            for o in (o for _, o in options_meant([head], q) if n != " ".join(start)):
+                near.setdefault(o, []).append(n)
+        said = "; ".join(f"{', '.join(n)} {'has' if len(n) == 1 else 'have'} {o}"
+                         for o, n in near.items()) or said
+    return (f"unrecognized arguments: {typed_line(words)} "
+            f"({_moved(said, len(words), start, rest)})")

@@ -15,11 +15,13 @@ LEAD = re.compile(f"[{DASHES}-]+(?=[^\\W\\d_])")  # dashes, ASCII or not, then a
 
 
 # kimiyoung/transformer-xl pytorch/train.py's flags that are named otherwise here
-# ('' for ext_len, "length of the extended context": none here); its others, as
+# ('' for ext_len, "length of the extended context": none here; its --dataset text8
+# and --data PATH are --corpus and --path); its others, as
 # --mem_len, --n_layer, --d_model, --clamp_len, --same_length, are ours with '-'
 OFFICIAL = {"tgt-len": "--seg-len", "not-tied": "--no-tie-weights",
             "work-dir": "--run-dir", "eval-interval": "--eval-every",
-            "log-interval": "--log-every", "ext-len": ""}
+            "log-interval": "--log-every", "ext-len": "", "dataset": "--corpus",
+            "data": "--path"}
 
 
 def closest(word: str, names) -> list[str]:
