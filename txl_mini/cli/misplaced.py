@@ -10,6 +10,7 @@ typed after it does not take gets the line it gets there (`train --=3`, `train
 from __future__ import annotations
 
 import argparse
+import shlex
 
 from .pasted import ODD, quoted
 from .proposals import refused
@@ -190,8 +191,6 @@ def _moved(line: str, n: int, start: list, rest: list) -> str:
     """`line` with its proposal ('type --quiet') made the whole command line: the
     command words `start`, the proposal, then the words of `rest` after its first
     `n` (the option typed before them, and its value)."""
-    import shlex
-
     head, typed, tail = line.rpartition("type ")
     if not typed:
         return line
