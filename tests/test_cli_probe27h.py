@@ -1,0 +1,71 @@
+"""Probe 27b's findings (issue 31): `--resume DIR` said a live run building its corpus
+(DIR holding only .lock) and an empty folder were runs 'stopped before it began', with
+advice naming no command; a full disk at config.json left --out's new folders for good;
+a full disk met at an output's folder check exited 2 (bad input), not 1; a finished
+run's --out line said evaluate takes the run (it takes best.pt first). Subprocesses;
+each test failed before its fix."""
+
+import os
+import subprocess
+import sys
+
+import test_cli_faults
+from test_cli_faults import ENV, one_line, tiny, txl
+
+small_disk = test_cli_faults.small_disk  # a fixture: a real tmpfs (root only)
+
+PROG = "python -m txl_mini train"
+
+HOLD = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
+fcntl.flock(fd, fcntl.LOCK_EX)
+os.write(fd, str(os.getpid()).encode())
+print("held", flush=True)
+time.sleep(120)
+"""
+
+
+def test_resume_of_a_live_run_before_its_config_says_it_is_in_use(tmp_path):
+    """A run building its corpus holds DIR/.lock and nothing else for seconds; a
+    `--resume DIR` then said 'its run was stopped before it began'. Now the line a
+    second run gets: in use by another train process (its pid)."""
+    r = tmp_path / "k4"
+    r.mkdir()
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(r / ".lock")],
+                              env=ENV, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        line = one_line(txl("train", "--resume", r), 2)
+        assert line == (f"{PROG}: error: {r} is in use by another train process "
+                        f"(pid {holder.pid}); wait for it or stop it first"), line
+    finally:
+        holder.kill()
+        holder.wait()
+    assert os.listdir(r) == [".lock"]  # untouched
+
+
+def test_resume_of_an_empty_folder_says_no_config(tmp_path):
+    """An empty folder no run ever used was 'its run was stopped before it began'."""
+    r = tmp_path / "E"
+    r.mkdir()
+    line = one_line(txl("train", "--resume", r), 2)
+    assert line == (f"{PROG}: error: --resume {r}: no config.json there; is it a run "
+                    "directory written by python -m txl_mini train?"), line
+
+
+def test_a_run_killed_before_its_config_names_the_command_that_starts_it(tmp_path,
+                                                                          text):
+    """Only .lock, held by nobody (a run killed before config.json): the advice was
+    'run the same command again without --resume', which asks for --run-dir. Now it
+    names --run-dir DIR, and that command (with its options) starts the run there."""
+    r = tmp_path / "k4"
+    r.mkdir()
+    (r / ".lock").write_text("12345")
+    line = one_line(txl("train", "--resume", r), 2)
+    assert line == (f"{PROG}: error: --resume {r}: its run was stopped before it "
+                    f"began (no config.json yet); run it again with --run-dir {r} (and "
+                    f"its other options) in place of --resume {r}"), line
+    res = txl("train", *tiny(text, r))  # as advised: the run starts there
+    assert res.returncode == 0, res.stderr
+    assert (r / "config.json").is_file() and (r / "last.pt").is_file()
