@@ -69,3 +69,20 @@ def test_a_run_killed_before_its_config_names_the_command_that_starts_it(tmp_pat
     res = txl("train", *tiny(text, r))  # as advised: the run starts there
     assert res.returncode == 0, res.stderr
     assert (r / "config.json").is_file() and (r / "last.pt").is_file()
+
+
+def test_a_full_disk_at_config_json_leaves_no_out_folder(small_disk, text, tmp_path):
+    """--out's new folders were kept (rundir.KEPT) once the run's first line was
+    out, before config.json: a full disk there removed the run directory but left
+    nf2/a for good, though no --resume could ever write into it."""
+    disk = small_disk(20)
+    with open(disk / "fill", "wb") as f:  # the disk full: config.json cannot go
+        try:
+            f.write(bytes(100_000))
+        except OSError:
+            pass
+    out = tmp_path / "nf2" / "a" / "m.pt"
+    res = txl("train", *tiny(text, disk / "r", steps=4), "--out", out)
+    assert res.returncode == 1 and "config.json" in res.stderr, res.stderr
+    assert "No space left on device" in res.stderr, res.stderr
+    assert not (disk / "r").exists() and not (tmp_path / "nf2").exists()
