@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 import test_cli_faults
 from test_cli_faults import ENV, one_line, tiny, txl
 
@@ -86,3 +87,40 @@ def test_a_full_disk_at_config_json_leaves_no_out_folder(small_disk, text, tmp_p
     assert res.returncode == 1 and "config.json" in res.stderr, res.stderr
     assert "No space left on device" in res.stderr, res.stderr
     assert not (disk / "r").exists() and not (tmp_path / "nf2").exists()
+
+
+@pytest.fixture
+def no_inodes(tmp_path):
+    """A real tmpfs with no inode left (root only): DISK/x is there, and full."""
+    d = tmp_path / "fi"
+    d.mkdir()
+    res = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=200k,nr_inodes=3",
+                          "tmpfs", str(d)], capture_output=True, text=True)
+    if res.returncode:
+        pytest.skip(f"cannot mount a tmpfs here: {res.stderr.strip()}")
+    try:
+        (d / "x").mkdir()
+        (d / "x" / "f").touch()  # the last inode
+        yield d
+    finally:
+        subprocess.run(["umount", str(d)], check=True)
+
+
+@pytest.mark.parametrize("argv, opt, folder", [
+    (["train", "--preset", "tiny", "--steps", "2", "--offline-chars", "20000",
+      "--run-dir", "{d}/x/r"], "--run-dir", "{d}/x/r"),  # a folder to make
+    (["data", "offline", "--chars", "2000", "--out", "{d}/x/c.txt"],
+     "--out {d}/x/c.txt", "{d}/x"),  # a folder there: its probe file
+    (["bench", "--quick", "--json", "{d}/x/new/b.json"], "--json {d}/x/new/b.json",
+     "{d}/x/new")])
+def test_a_full_disk_at_an_outputs_folder_exits_1(no_inodes, argv, opt, folder):
+    """A full disk (no inode left) met as an output's folder was checked or made
+    exited 2, 'bad input you can fix'; met in the write a moment later, 1, the
+    machine failed, as README says of a full disk. Now 1 wherever it is met."""
+    d = str(no_inodes)
+    res = txl(*[a.replace("{d}", d) for a in argv])
+    opt, folder = opt.replace("{d}", d), folder.replace("{d}", d)
+    line = one_line(res, 1)
+    assert line.endswith(f": error: {opt}: cannot write to {folder}: No space left "
+                         "on device"), line
+    assert os.listdir(no_inodes / "x") == ["f"]
