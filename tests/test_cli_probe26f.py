@@ -82,8 +82,8 @@ def test_an_out_gone_at_several_levels_names_its_own_folder(moved, tmp_path):
     assert line == (
         f"{PROG}: {r} is finished: step 2 of 2; --out {folder / 'm.pt'} not written: "
         f"its folder {folder} is gone (moved?); the model is {r}/last.pt (evaluate "
-        f"and sample take {r}); --resume cannot change --out: make the folder again "
-        f"(mkdir -p {folder}) and --resume {r} writes it there"), line
+        f"and sample take {r}/last.pt); --resume cannot change --out: make the folder "
+        f"again (mkdir -p {folder}) and --resume {r} writes it there"), line
     assert not old.exists()
     try:
         os.makedirs(folder)  # the way the line names, in one step

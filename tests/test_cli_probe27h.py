@@ -124,3 +124,16 @@ def test_a_full_disk_at_an_outputs_folder_exits_1(no_inodes, argv, opt, folder):
     assert line.endswith(f": error: {opt}: cannot write to {folder}: No space left "
                          "on device"), line
     assert os.listdir(no_inodes / "x") == ["f"]
+
+
+def test_a_finished_runs_out_gone_names_the_file_evaluate_is_given(tmp_path, text):
+    """'the model is R/last.pt (evaluate and sample take R)': but `evaluate R` reads
+    R/best.pt first, another model than last.pt. Now it names R/last.pt to give."""
+    r, folder = tmp_path / "r", tmp_path / "m"
+    res = txl("train", *tiny(text, r), "--out", folder / "o.pt")
+    assert res.returncode == 0, res.stderr
+    (folder / "o.pt").unlink()
+    folder.rmdir()  # gone (moved?)
+    line = one_line(txl("train", "--resume", r), 2)
+    assert (f"; the model is {r}/last.pt (evaluate and sample take {r}/last.pt); "
+            in line), line
