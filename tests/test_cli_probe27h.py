@@ -55,20 +55,30 @@ def test_resume_of_an_empty_folder_says_no_config(tmp_path):
                     "directory written by python -m txl_mini train?"), line
 
 
-def test_a_run_killed_before_its_config_names_the_command_that_starts_it(tmp_path,
-                                                                          text):
-    """Only .lock, held by nobody (a run killed before config.json): the advice was
-    'run the same command again without --resume', which asks for --run-dir. Now it
-    names --run-dir DIR, and that command (with its options) starts the run there."""
-    r = tmp_path / "k4"
+@pytest.fixture(scope="module")
+def advised(tmp_path_factory):
+    """A folder holding only .lock, held by nobody (a run killed before config.json),
+    `--resume`d, then the command that line advises run (with --out m/o.pt): (the
+    run directory, the --resume's line, the advised run's result)."""
+    base = tmp_path_factory.mktemp("advised")
+    text = base / "corpus.txt"
+    text.write_text("the cat sat on the mat and the dog ran far away " * 40)
+    r = base / "k4"
     r.mkdir()
     (r / ".lock").write_text("12345")
     line = one_line(txl("train", "--resume", r), 2)
+    return r, line, txl("train", *tiny(text, r), "--out", base / "m" / "o.pt")
+
+
+def test_a_run_killed_before_its_config_names_the_command_that_starts_it(advised):
+    """Only .lock, held by nobody (a run killed before config.json): the advice was
+    'run the same command again without --resume', which asks for --run-dir. Now it
+    names --run-dir DIR, and that command (with its options) starts the run there."""
+    r, line, res = advised
     assert line == (f"{PROG}: error: --resume {r}: its run was stopped before it "
                     f"began (no config.json yet); run it again with --run-dir {r} (and "
                     f"its other options) in place of --resume {r}"), line
-    res = txl("train", *tiny(text, r))  # as advised: the run starts there
-    assert res.returncode == 0, res.stderr
+    assert res.returncode == 0, res.stderr  # as advised: the run starts there
     assert (r / "config.json").is_file() and (r / "last.pt").is_file()
 
 
@@ -126,12 +136,12 @@ def test_a_full_disk_at_an_outputs_folder_exits_1(no_inodes, argv, opt, folder):
     assert os.listdir(no_inodes / "x") == ["f"]
 
 
-def test_a_finished_runs_out_gone_names_the_file_evaluate_is_given(tmp_path, text):
+def test_a_finished_runs_out_gone_names_the_file_evaluate_is_given(advised):
     """'the model is R/last.pt (evaluate and sample take R)': but `evaluate R` reads
     R/best.pt first, another model than last.pt. Now it names R/last.pt to give."""
-    r, folder = tmp_path / "r", tmp_path / "m"
-    res = txl("train", *tiny(text, r), "--out", folder / "o.pt")
+    r, _, res = advised
     assert res.returncode == 0, res.stderr
+    folder = r.parent / "m"
     (folder / "o.pt").unlink()
     folder.rmdir()  # gone (moved?)
     line = one_line(txl("train", "--resume", r), 2)
