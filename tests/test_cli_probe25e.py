@@ -29,8 +29,8 @@ def test_a_moved_finished_run_does_not_make_its_old_out_folder(tmp_path, text):
     assert line == (
         f"{PROG}: {b / 'r'} is finished: step 2 of 2; --out {a / 'o.pt'} not written: "
         f"its folder {a} is gone (moved?); the model is {b / 'r'}/last.pt (evaluate "
-        f"and sample take {b / 'r'}); --resume cannot change --out: make the folder "
-        f"again (mkdir -p {a}) and --resume {b / 'r'} writes it there")
+        f"and sample take {b / 'r'}/last.pt); --resume cannot change --out: make the "
+        f"folder again (mkdir -p {a}) and --resume {b / 'r'} writes it there")
     assert not a.exists() and sorted(os.listdir(tmp_path)) == ["corpus.txt", "mvB"]
     a.mkdir()  # the way the line names
     res = txl("train", "--resume", b / "r")

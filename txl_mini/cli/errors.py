@@ -63,7 +63,8 @@ def typed(path) -> str:
 
 
 class UsageError(Exception):
-    """A bad option value; printed as `PROG: error: ...` with exit status 2."""
+    """A bad option value; printed as `PROG: error: ...` with exit status `code`."""
+    code = 2  # 1: a full disk met as a folder is checked (folders.DiskFull)
 
 
 class CompileFailed(Exception):

@@ -19,6 +19,14 @@ PROBE = ".probe-"  # an empty file that checks a directory is writable
 GET_FLAGS, APPEND_ONLY = 0x80006601 | (struct.calcsize("l") << 16), 0x20
 # O_TMPFILE's errors where a file system has none (its probe is named then)
 NO_TMPFILE = (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL)
+FULL = (errno.ENOSPC, errno.EDQUOT)  # no room, no inodes, a quota: the machine's
+
+
+class DiskFull(UsageError):
+    """A full disk met as a folder is checked or made: said as the refusal of a
+    folder we cannot write is, but exit 1 (the machine failed, as README says), as
+    when the write itself meets it a moment later."""
+    code = 1
 
 
 def append_only(folder: str) -> bool:
@@ -39,17 +47,22 @@ def append_only(folder: str) -> bool:
     return bool(int.from_bytes(flags, sys.byteorder) & APPEND_ONLY)
 
 
-def check_writable(folder: str, what: str) -> None:
+def check_writable(folder: str, what: str, make: str | None = None) -> None:
     """`what` (an option and its value) can write into `folder`: a file can be made
-    there and renamed into place (not in an append-only folder)."""
+    there and renamed into place (not in an append-only folder); `make`: `folder`'s
+    path to make first (os.makedirs), if it is missing. Refused in one line, exit 2;
+    a full disk, exit 1 (DiskFull)."""
     try:
+        if make:
+            os.makedirs(make)
         if append_only(folder):
             raise OSError(errno.EPERM, "it is append-only (chattr +a): a file written "
                           "there cannot be renamed into place")
         _probe(folder)
     except OSError as e:
-        raise UsageError(f"{what}: cannot write to {folder}: {e.strerror or e}"
-                         ) from None
+        refusal = DiskFull if e.errno in FULL else UsageError
+        raise refusal(f"{what}: cannot write to {folder}: {e.strerror or e}"
+                      ) from None
 
 
 def _probe(folder: str) -> None:

@@ -53,7 +53,7 @@ def command(prog: str, errors: tuple = ()):
             except KeyboardInterrupt as e:  # stop.Terminated (SIGTERM) too
                 return fail(prog, *stopped(e))
             except UsageError as e:
-                return fail(prog, f"error: {e}")
+                return fail(prog, f"error: {e}", e.code)
             except BrokenPipeError:  # `... | head -1`: cli/__init__.py ends it quietly
                 raise
             except errors as e:

@@ -181,14 +181,8 @@ def writable_folder(folder: str, opt: str, created: list) -> None:
                          f"{not_a_folder(level)}")
     if missing and (why := sealed(os.path.dirname(missing[0]))):  # left made, else
         raise UsageError(f"{opt}: cannot make {folder}: {why}; give another folder")
-    try:
-        if missing:
-            created.extend(missing)  # before: a makedirs failing half-way made some
-            os.makedirs(real)  # the levels `created` names
-    except OSError as e:
-        raise UsageError(f"{opt}: cannot write to {folder}: {e.strerror or e}"
-                         ) from None
-    check_writable(folder, opt)
+    created.extend(missing)  # before: a makedirs failing half-way made some of them
+    check_writable(folder, opt, make=real if missing else None)  # makes them first
 
 
 def refuse_special(folder: str, names: tuple) -> None:

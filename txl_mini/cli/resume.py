@@ -19,7 +19,7 @@ from .curves import draw_missing
 from .ddp import check_world
 from .errors import typed
 from .folders import check_writable
-from .lock import LOCK_NAME
+from .lock import LOCK_NAME, refuse_unborn
 from .options import UsageError, flag
 from .paths import refuse_loop, refuse_recorded, refuse_special
 from .resume_out import finish_out, recorded, refuse_foreign_out
@@ -55,10 +55,8 @@ def restore_options(args, argv, parser: argparse.ArgumentParser, check) -> dict:
                 os.path.join(run_dir, "config.json")):
             raise UsageError(f"--resume {args.resume}: a file of a run directory; give "
                              f"its run directory: --resume {typed(run_dir)}")
-        if os.path.isdir(args.resume) and set(os.listdir(args.resume)) <= {LOCK_NAME}:
-            raise UsageError(f"--resume {args.resume}: its run was stopped before it "
-                             "began (no config.json yet); run the same command again "
-                             "without --resume: it starts there")  # a new run takes it
+        if os.path.isdir(args.resume) and set(os.listdir(args.resume)) == {LOCK_NAME}:
+            refuse_unborn(args.resume)  # live (building its corpus), or killed
         raise UsageError(f"--resume {args.resume}: no config.json there; is it a run "
                          "directory written by python -m txl_mini train?")
     defaults = {a.dest: a.default for a in parser._actions}

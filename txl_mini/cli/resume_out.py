@@ -76,7 +76,7 @@ def finish_out(out: str, run_dir: str, ckpt: dict, device) -> tuple[str, int]:
         # moved, names its old place (a link put at --out is written through)
         remove_created(made)  # its own folder named (mkdir -p: every level at once)
         return (f"--out {out} not written: its folder {made[-1]} is gone (moved?); "
-                f"the model is {path} (evaluate and sample take {typed(run_dir)}); "
+                f"the model is {path} (evaluate and sample take {typed(path)}); "
                 f"--resume cannot change --out: make the folder again (mkdir -p "
                 f"{typed(made[-1])}) and --resume {typed(run_dir)} writes it there", 2)
     try:

@@ -224,7 +224,6 @@ def announce(args, run, corpus, tokens, device, world, saved=None) -> None:
         + (f", {plural(args.threads, 'thread')}" if device.type == "cpu" else "") +
         f"; {type(run.model).__name__} with {run.model.num_params():,} parameters; "
         f"run dir: {run.dir}{again}", sys.stdout), flush=True)
-    KEPT[:] = OUT_MADE  # a full disk at its end: --resume writes --out there
     if args.resume:  # drop lines logged after last.pt (a crash leaves some)
         trim_metrics(run.dir, run.history)
     if args.resume and args.path != saved["args"].get("path"):  # the text moved:
@@ -237,6 +236,7 @@ def announce(args, run, corpus, tokens, device, world, saved=None) -> None:
             asdict(run.model.cfg), "model_class": type(run.model).__name__,
             "corpus": corpus, "world_size": world}, indent=1))
         CLEARING.clear()  # a new run there now
+    KEPT[:] = OUT_MADE  # resumable now: a full disk at its end, --resume writes there
     if args.warmup >= args.steps and not args.resume:
         print(f"python -m txl_mini train: note: --warmup {args.warmup} >= --steps "
               f"{args.steps}: the learning rate never reaches --lr {args.lr}",

@@ -232,7 +232,7 @@ def _one_line(e: BaseException, run_dir, trained: bool) -> tuple[str, int]:
         when = "after its last step" if trained else "before training started"
         return f"{words} {when}; {leftover.kept(run_dir)}", code
     if isinstance(e, UsageError):
-        return f"error: {e}", 2
+        return f"error: {e}", e.code
     if not isinstance(e, OSError):
         return f"error: {e}", 1
     what = (f"{e.filename}: {e.strerror}" if e.filename and e.errno != errno.EMFILE
