@@ -60,20 +60,23 @@ def _valued(word: str, q) -> bool:
         acts[o].nargs != 0 for _, o in options_meant([word], q) if o in acts)
 
 
-def _typed_path(argv: list, parsers: dict) -> list[int]:
+def _typed_path(argv: list, parsers: dict, near: bool = True) -> list[int]:
     """The places in argv of the command words typed (`data`, then `stats`); an
-    option's value is none (`--prompt train sample`, `--promt data sample`: sample)."""
+    option's value is none (`--prompt train sample`, `--promt data sample`: sample),
+    unless a near miss or abbreviation took the only one (`--jsn evaluate m.pt`)."""
     places, ps, value = [], parsers, False
     for i, word in enumerate(argv):
         if value:
             value = False
         elif word[:1] == "-" and word != "--":
-            value = any(_valued(word, q) for _, q in _each(parsers))
+            value = any(_valued(word, q) if near else word in q._option_string_actions
+                        and q._option_string_actions[word].nargs != 0
+                        for _, q in _each(parsers))
         elif word in ps:
             places.append(i)
             if not (ps := subparsers(ps[word])):
                 break
-    return places
+    return places or near and _typed_path(argv, parsers, False) or []
 
 
 def _parser_at(path: list, parsers: dict):
@@ -164,7 +167,9 @@ def misplaced(argv: list, parsers: dict, before: tuple = (),
     if near and not (eq and act.nargs == 0):
         line = typed_line([*before, *path, near[0] + eq + value, *rest[1:]])
         given = value if eq else argv[1] if len(argv) > 1 and 1 not in places else ""
-        why = given and act.nargs != 0 and refused(own, act, given)
+        why = given and act.nargs != 0 and refused(own, act, given) or (
+            act.nargs not in (0, "?") and not eq and not given  # `--stps train`
+            and f"it takes a value, and none is typed before {typed}")
         line = f"; {why}" if why else f" type {line}"  # `--dataset enwik8 train`
         return (f"{said} is not an option of {typed}: did you mean "  # --chrs 5
                 f"{', '.join(near)}?" + (line if len(near) == 1 else ""))

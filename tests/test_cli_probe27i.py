@@ -1,0 +1,56 @@
+"""Probe 27a's findings (issue 31, fix-31ai): an option typed before the command
+word gets the line its command gives it there, and the command word typed is
+kept: a near miss before the only command word does not take it as its value
+(`--jsn evaluate m.pt` said 'unknown command'); every proposal is taken when
+pasted back (with -h) and is the line meant.
+
+Every case fails before anything loads (argv only): the cases run through the
+command line's main() in one child process, the pasted proposals in a second, as
+tests/test_cli_probe26g.py does."""
+
+import pytest
+from test_cli_probe26g import proposal, run_all
+
+# argv typed, words the line must hold, the proposal wanted (None: none)
+CASES = {
+    # 1: a near miss right before the only command word: that command's line
+    "1a": (["--jsn", "evaluate", "m.pt"], ["did you mean --json?"],
+           ["evaluate", "--json", "m.pt"]),
+    "1b": (["--jason", "evaluate", "m.pt"], ["did you mean --json?"],
+           ["evaluate", "--json", "m.pt"]),
+    "1c": (["--jsno", "bench", "--quick"], ["did you mean --json?", "takes a value"],
+           None),  # bench's --json takes a PATH
+    "1d": (["--promt", "sample", "m.pt"], ["did you mean --prompt?", "takes a value"],
+           None),
+    "1e": (["--stps", "train", "--preset", "tiny"], ["did you mean --steps?"], None),
+    "1f": (["--run_dir", "train", "--steps", "3"], ["did you mean --run-dir?"], None),
+    "1g": (["--promt", "data", "sample", "r"], ["did you mean --prompt?"],
+           ["sample", "--prompt", "data", "r"]),  # fix-31ag's, kept
+}
+WRONG = ("unknown command", "invalid choice", "is a command, not an option",
+         "data text8")
+
+
+@pytest.fixture(scope="module")
+def lines():
+    """key -> (exit status, line, pasted proposal's exit status or None)."""
+    got = run_all([c[0] for c in CASES.values()])
+    props = [proposal(err.strip()) for _, err in got]
+    pasted = iter(run_all([[*p, "-h"] for p in props if p]))
+    return {key: (code, err.strip(), next(pasted)[0] if p else None)
+            for key, (code, err), p in zip(CASES, got, props)}
+
+
+@pytest.mark.parametrize("key", list(CASES))
+def test_the_command_word_typed_gives_the_line(lines, key):
+    code, line, pasted = lines[key]
+    argv, holds, want = CASES[key]
+    assert code == 2 and "\n" not in line, line
+    assert line.startswith("python -m txl_mini: error: "), line
+    for wrong in WRONG:
+        assert wrong not in line, line
+    for words in holds:
+        assert words in line, line
+    assert proposal(line) == want, line
+    if want:
+        assert pasted == 0, (line, pasted)
