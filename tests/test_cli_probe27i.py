@@ -26,9 +26,15 @@ CASES = {
     "1f": (["--run_dir", "train", "--steps", "3"], ["did you mean --run-dir?"], None),
     "1g": (["--promt", "data", "sample", "r"], ["did you mean --prompt?"],
            ["sample", "--prompt", "data", "r"]),  # fix-31ag's, kept
+    # 2: an option that asks for help there: not 'unrecognized arguments: -hh'
+    "2a": (["-hh", "train"], ["asks for help"], ["train", "--help"]),
+    "2b": (["--he", "train"], ["asks for help"], ["train", "--help"]),
+    "2c": (["-hh", "data", "offline"], ["asks for help"],
+           ["data", "offline", "--help"]),
+    "2d": (["--he", "sample", "m.pt"], ["asks for help"], ["sample", "--help"]),
 }
 WRONG = ("unknown command", "invalid choice", "is a command, not an option",
-         "data text8")
+         "data text8", "unrecognized arguments: -hh", "unrecognized arguments: --he")
 
 
 @pytest.fixture(scope="module")

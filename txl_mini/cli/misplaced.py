@@ -10,6 +10,8 @@ typed after it does not take gets the line it gets there (`train --=3`, `train
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import shlex
 
 from .pasted import ODD, quoted
@@ -140,6 +142,9 @@ def misplaced(argv: list, parsers: dict, before: tuple = (),
     own, typed = _parser_at(path, parsers), " ".join([*before, *path])
     if own and (usual := odd_option(word, own)):  # --=3, --quiet=1, --help=x
         return _there(word, typed, _moved(usual, 1, [*before, *path], rest))
+    if own and _said(own, rest) == "help":  # `-hh train`, `--he train`: train's help
+        return (f"{word}: options go after the command word {typed}, and there it "
+                f"asks for help: type {typed_line([*before, *path, '--help'])}")
     found = _owners(head, parsers)
     fits = [n for n in found if n.split()[:len(path)] == path]
     said = word if word == head else f"{word}: {head}"  # --out=o.txt: --out
@@ -190,6 +195,18 @@ def misplaced(argv: list, parsers: dict, before: tuple = (),
 def _there(word: str, typed: str, usual: str) -> str:
     """The line `typed word` gives (`train --=3`), said for `word` typed before it."""
     return f"{word}: options go after the command word {typed}, and there: {usual}"
+
+
+def _said(own, words: list) -> str | None:
+    """What `own`, a command's parser, says of `words` typed after its command word
+    (its error's words): 'help' where it shows its help, None where it takes them."""
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            own.parse_args(words)
+        except SystemExit as e:
+            return "help" if e.code == 0 else err.getvalue().partition("error: ")[2]
+    return None
 
 
 def _moved(line: str, n: int, start: list, rest: list) -> str:
