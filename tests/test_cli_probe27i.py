@@ -32,6 +32,14 @@ CASES = {
     "2c": (["-hh", "data", "offline"], ["asks for help"],
            ["data", "offline", "--help"]),
     "2d": (["--he", "sample", "m.pt"], ["asks for help"], ["sample", "--help"]),
+    # 3: the official code's --dataset / --data, no command word: not `data X`
+    "3a": (["--dataset", "enwik8"], ["is --corpus here", "train, evaluate",
+                                     "'enwik8'"], None),
+    "3b": (["--data", "foo.txt"], ["is --path here", "(train --path foo.txt ...)"],
+           None),
+    "3c": (["--dataset", "text8"], ["is --corpus here", "(train --corpus text8 ...)"],
+           None),
+    "3d": (["--dataset=text8", "--steps", "3"], ["is --corpus here"], None),
 }
 WRONG = ("unknown command", "invalid choice", "is a command, not an option",
          "data text8", "unrecognized arguments: -hh", "unrecognized arguments: --he")
@@ -53,7 +61,7 @@ def test_the_command_word_typed_gives_the_line(lines, key):
     argv, holds, want = CASES[key]
     assert code == 2 and "\n" not in line, line
     assert line.startswith("python -m txl_mini: error: "), line
-    for wrong in WRONG:
+    for wrong in WRONG[:1] if key == "3a" else WRONG:  # 3a: --corpus's refusal
         assert wrong not in line, line
     for words in holds:
         assert words in line, line

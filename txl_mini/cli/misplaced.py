@@ -18,6 +18,7 @@ from .pasted import ODD, quoted
 from .proposals import refused
 from .typos import (
     LEAD,
+    OFFICIAL,
     abbreviated,
     closest,
     hint,
@@ -183,6 +184,16 @@ def misplaced(argv: list, parsers: dict, before: tuple = (),
                            and argv[1][:1] != "-")]
         return _there(word, typed, _unknown(words, own, head, every,
                                             [*before, *path], rest))
+    given = value if eq else argv[1] if argv[1:2] and argv[1][:1] != "-" else ""
+    if not path and (meant := OFFICIAL.get(name.lower().replace("_", "-"))) and (
+            given or name.lower() not in parsers) and (  # `--data` alone: the command
+            owners := [n for n in _owners(meant, parsers) if n in parsers]):
+        q = parsers[owners[0]]  # `--dataset text8`: not `data text8`, a download
+        why = given and refused(q, q._option_string_actions[meant], given)
+        return (f"{said}: the official code's {head} is {meant} here, an option of "
+                f"{', '.join(owners)}, after the command word" + (
+                    f"; {meant}: {why}" if why else
+                    f" ({typed_line([owners[0], meant, given or 'VALUE'])} ...)"))
     if near := command:
         takes = any(not a.option_strings for a in parsers[near[0]]._actions)
         typed = [near[0], value] if eq and takes else [near[0]]
