@@ -40,9 +40,18 @@ CASES = {
     "3c": (["--dataset", "text8"], ["is --corpus here", "(train --corpus text8 ...)"],
            None),
     "3d": (["--dataset=text8", "--steps", "3"], ["is --corpus here"], None),
+    # 4: --cache (data text8's --cache-dir abbreviated) before a typed command word:
+    # that command's own line, never data text8's with the command word its value
+    "4a": (["--cache", "sample", "m.pt"], ["there: unrecognized arguments: --cache",
+                                          "leaving out --no-cache"], None),
+    "4b": (["--cache=no", "sample", "m.pt"], ["there: unrecognized arguments"],
+           ["sample", "--no-cache", "m.pt"]),
+    "4c": (["--cache", "evaluate", "m.pt"], ["leaving out --no-cache"], None),
+    "4d": (["--cache", "train", "--steps", "2"], ["not of train"], None),
 }
 WRONG = ("unknown command", "invalid choice", "is a command, not an option",
-         "data text8", "unrecognized arguments: -hh", "unrecognized arguments: --he")
+         "type data text8", "unrecognized arguments: -hh",
+         "unrecognized arguments: --he")
 
 
 @pytest.fixture(scope="module")

@@ -10,12 +10,10 @@ typed after it does not take gets the line it gets there (`train --=3`, `train
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
-import shlex
 
-from .pasted import ODD, quoted
+from .pasted import ODD
 from .proposals import refused
+from .there import moved, said_there, there, typed_line
 from .typos import (
     LEAD,
     OFFICIAL,
@@ -28,10 +26,6 @@ from .typos import (
     pasted_dash,
     takes_value,
 )
-
-
-def typed_line(words: list) -> str:
-    return " ".join(map(quoted, words))
 
 
 def subparsers(parser: argparse.ArgumentParser) -> dict:
@@ -142,8 +136,9 @@ def misplaced(argv: list, parsers: dict, before: tuple = (),
     rest = [w for i, w in enumerate(argv) if i not in places]
     own, typed = _parser_at(path, parsers), " ".join([*before, *path])
     if own and (usual := odd_option(word, own)):  # --=3, --quiet=1, --help=x
-        return _there(word, typed, _moved(usual, 1, [*before, *path], rest))
-    if own and _said(own, rest) == "help":  # `-hh train`, `--he train`: train's help
+        return there(word, typed, moved(usual, 1, [*before, *path], rest))
+    says = said_there(own, rest) if own else None  # what `train WORD ...` says
+    if says == "help":  # `-hh train`, `--he train`: train's help
         return (f"{word}: options go after the command word {typed}, and there it "
                 f"asks for help: type {typed_line([*before, *path, '--help'])}")
     found = _owners(head, parsers)
@@ -166,6 +161,8 @@ def misplaced(argv: list, parsers: dict, before: tuple = (),
         name, parsers)
     if not found and before and not command:  # `data --steps 3 offline`: train's
         found = _elsewhere(head, before, every)
+    if found and says and not says.endswith("(see --help)\n"):  # `--cache=no sample`
+        return there(word, typed, moved(says.strip(), 1, [*before, *path], rest))
     if found:
         return f"{said} is an option of {', '.join(found)}, not of {typed}"
     near = [o for _, o in options_meant([word], own)] if own else []
@@ -182,7 +179,7 @@ def misplaced(argv: list, parsers: dict, before: tuple = (),
     if own:  # as `train --no-vanilla` says it; `--quite=1`: flag_value's remedy
         words = argv[:1 + (not eq and len(argv) > 1 and 1 not in places
                            and argv[1][:1] != "-")]
-        return _there(word, typed, _unknown(words, own, head, every,
+        return there(word, typed, _unknown(words, own, head, every,
                                             [*before, *path], rest))
     given = value if eq else argv[1] if argv[1:2] and argv[1][:1] != "-" else ""
     if not path and (meant := OFFICIAL.get(name.lower().replace("_", "-"))) and (
@@ -203,35 +200,6 @@ def misplaced(argv: list, parsers: dict, before: tuple = (),
     return None
 
 
-def _there(word: str, typed: str, usual: str) -> str:
-    """The line `typed word` gives (`train --=3`), said for `word` typed before it."""
-    return f"{word}: options go after the command word {typed}, and there: {usual}"
-
-
-def _said(own, words: list) -> str | None:
-    """What `own`, a command's parser, says of `words` typed after its command word
-    (its error's words): 'help' where it shows its help, None where it takes them."""
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-        try:
-            own.parse_args(words)
-        except SystemExit as e:
-            return "help" if e.code == 0 else err.getvalue().partition("error: ")[2]
-    return None
-
-
-def _moved(line: str, n: int, start: list, rest: list) -> str:
-    """`line` with its proposal ('type --quiet') made the whole command line: the
-    command words `start`, the proposal, then the words of `rest` after its first
-    `n` (the option typed before them, and its value)."""
-    head, typed, tail = line.rpartition("type ")
-    if not typed:
-        return line
-    proposal, note, after = tail.partition(" (")
-    return (f"{head}type {typed_line([*start, *shlex.split(proposal), *rest[n:]])}"
-            f"{note}{after}")
-
-
 def _unknown(words: list, own, head: str, every, start: list, rest: list) -> str:
     """argparse's 'unrecognized arguments' line for `words` after the command word,
     with the hint `own` (its parser) adds; where that has none (`data --stps 3
@@ -245,4 +213,4 @@ def _unknown(words: list, own, head: str, every, start: list, rest: list) -> str
         said = "; ".join(f"{', '.join(n)} {'has' if len(n) == 1 else 'have'} {o}"
                          for o, n in near.items()) or said
     return (f"unrecognized arguments: {typed_line(words)} "
-            f"({_moved(said, len(words), start, rest)})")
+            f"({moved(said, len(words), start, rest)})")
