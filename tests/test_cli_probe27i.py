@@ -48,6 +48,12 @@ CASES = {
            ["sample", "--no-cache", "m.pt"]),
     "4c": (["--cache", "evaluate", "m.pt"], ["leaving out --no-cache"], None),
     "4d": (["--cache", "train", "--steps", "2"], ["not of train"], None),
+    # 5: a near miss of a flag, then a word: train's line, no proposal that fails
+    "5a": (["--overwirte", "yes", "train", "--preset", "tiny", "--steps", "2",
+            "--run-dir", "r"], ["there: unrecognized arguments: --overwirte yes",
+                                "did you mean --overwrite?"], None),
+    "5b": (["--quite", "3", "train"], ["there: unrecognized arguments: --quite 3",
+                                       "did you mean --quiet?"], None),
 }
 WRONG = ("unknown command", "invalid choice", "is a command, not an option",
          "type data text8", "unrecognized arguments: -hh",

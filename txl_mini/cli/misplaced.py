@@ -167,9 +167,10 @@ def misplaced(argv: list, parsers: dict, before: tuple = (),
         return f"{said} is an option of {', '.join(found)}, not of {typed}"
     near = [o for _, o in options_meant([word], own)] if own else []
     act = own._option_string_actions[near[0]] if near else None
-    if near and not (eq and act.nargs == 0):
+    given = value if eq else argv[1] if argv[1:2] and 1 not in places and (
+        argv[1][:1] != "-") else ""  # `--overwirte yes train`: as train says it
+    if near and not (given and act.nargs == 0):
         line = typed_line([*before, *path, near[0] + eq + value, *rest[1:]])
-        given = value if eq else argv[1] if len(argv) > 1 and 1 not in places else ""
         why = given and act.nargs != 0 and refused(own, act, given) or (
             act.nargs not in (0, "?") and not eq and not given  # `--stps train`
             and f"it takes a value, and none is typed before {typed}")
@@ -181,7 +182,6 @@ def misplaced(argv: list, parsers: dict, before: tuple = (),
                            and argv[1][:1] != "-")]
         return there(word, typed, _unknown(words, own, head, every,
                                             [*before, *path], rest))
-    given = value if eq else argv[1] if argv[1:2] and argv[1][:1] != "-" else ""
     if not path and (meant := OFFICIAL.get(name.lower().replace("_", "-"))) and (
             given or name.lower() not in parsers) and (  # `--data` alone: the command
             owners := [n for n in _owners(meant, parsers) if n in parsers]):
