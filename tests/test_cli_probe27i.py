@@ -54,6 +54,11 @@ CASES = {
                                 "did you mean --overwrite?"], None),
     "5b": (["--quite", "3", "train"], ["there: unrecognized arguments: --quite 3",
                                        "did you mean --quiet?"], None),
+    # 6: an unknown option's "there" line holds what the command refuses there,
+    # not the checkpoint after it (`sample -v m.pt`: unrecognized arguments: -v)
+    "6a": (["-v", "m.pt", "sample"], ["there: unrecognized arguments: -v ("], None),
+    "6b": (["--verbose", "r", "evaluate"],
+           ["there: unrecognized arguments: --verbose ("], None),
 }
 WRONG = ("unknown command", "invalid choice", "is a command, not an option",
          "type data text8", "unrecognized arguments: -hh",

@@ -178,8 +178,8 @@ def misplaced(argv: list, parsers: dict, before: tuple = (),
         return (f"{said} is not an option of {typed}: did you mean "  # --chrs 5
                 f"{', '.join(near)}?" + (line if len(near) == 1 else ""))
     if own:  # as `train --no-vanilla` says it; `--quite=1`: flag_value's remedy
-        words = argv[:1 + (not eq and len(argv) > 1 and 1 not in places
-                           and argv[1][:1] != "-")]
+        words = argv[:1 + bool(not eq and given and (  # not `sample`'s checkpoint
+            f"arguments: {typed_line(argv[:2])}" in says or "arguments: " not in says))]
         return there(word, typed, _unknown(words, own, head, every,
                                             [*before, *path], rest))
     if not path and (meant := OFFICIAL.get(name.lower().replace("_", "-"))) and (
