@@ -10,12 +10,13 @@ typed after it does not take gets the line it gets there (`train --=3`, `train
 from __future__ import annotations
 
 import argparse
-import shlex
 
-from .pasted import ODD, quoted
+from .pasted import ODD
 from .proposals import refused
+from .there import moved, said_there, there, typed_line
 from .typos import (
     LEAD,
+    OFFICIAL,
     abbreviated,
     closest,
     hint,
@@ -25,10 +26,6 @@ from .typos import (
     pasted_dash,
     takes_value,
 )
-
-
-def typed_line(words: list) -> str:
-    return " ".join(map(quoted, words))
 
 
 def subparsers(parser: argparse.ArgumentParser) -> dict:
@@ -60,20 +57,23 @@ def _valued(word: str, q) -> bool:
         acts[o].nargs != 0 for _, o in options_meant([word], q) if o in acts)
 
 
-def _typed_path(argv: list, parsers: dict) -> list[int]:
+def _typed_path(argv: list, parsers: dict, near: bool = True) -> list[int]:
     """The places in argv of the command words typed (`data`, then `stats`); an
-    option's value is none (`--prompt train sample`, `--promt data sample`: sample)."""
+    option's value is none (`--prompt train sample`, `--promt data sample`: sample),
+    unless a near miss or abbreviation took the only one (`--jsn evaluate m.pt`)."""
     places, ps, value = [], parsers, False
     for i, word in enumerate(argv):
         if value:
             value = False
         elif word[:1] == "-" and word != "--":
-            value = any(_valued(word, q) for _, q in _each(parsers))
+            value = any(_valued(word, q) if near else word in q._option_string_actions
+                        and q._option_string_actions[word].nargs != 0
+                        for _, q in _each(parsers))
         elif word in ps:
             places.append(i)
             if not (ps := subparsers(ps[word])):
                 break
-    return places
+    return places or near and _typed_path(argv, parsers, False) or []
 
 
 def _parser_at(path: list, parsers: dict):
@@ -136,7 +136,11 @@ def misplaced(argv: list, parsers: dict, before: tuple = (),
     rest = [w for i, w in enumerate(argv) if i not in places]
     own, typed = _parser_at(path, parsers), " ".join([*before, *path])
     if own and (usual := odd_option(word, own)):  # --=3, --quiet=1, --help=x
-        return _there(word, typed, _moved(usual, 1, [*before, *path], rest))
+        return there(word, typed, moved(usual, 1, [*before, *path], rest))
+    says = said_there(own, rest) if own else None  # what `train WORD ...` says
+    if says == "help":  # `-hh train`, `--he train`: train's help
+        return (f"{word}: options go after the command word {typed}, and there it "
+                f"asks for help: type {typed_line([*before, *path, '--help'])}")
     found = _owners(head, parsers)
     fits = [n for n in found if n.split()[:len(path)] == path]
     said = word if word == head else f"{word}: {head}"  # --out=o.txt: --out
@@ -157,22 +161,36 @@ def misplaced(argv: list, parsers: dict, before: tuple = (),
         name, parsers)
     if not found and before and not command:  # `data --steps 3 offline`: train's
         found = _elsewhere(head, before, every)
+    if found and says and not says.endswith("(see --help)\n"):  # `--cache=no sample`
+        return there(word, typed, moved(says.strip(), 1, [*before, *path], rest))
     if found:
         return f"{said} is an option of {', '.join(found)}, not of {typed}"
     near = [o for _, o in options_meant([word], own)] if own else []
     act = own._option_string_actions[near[0]] if near else None
-    if near and not (eq and act.nargs == 0):
+    given = value if eq else argv[1] if argv[1:2] and 1 not in places and (
+        argv[1][:1] != "-") else ""  # `--overwirte yes train`: as train says it
+    if near and not (given and act.nargs == 0):
         line = typed_line([*before, *path, near[0] + eq + value, *rest[1:]])
-        given = value if eq else argv[1] if len(argv) > 1 and 1 not in places else ""
-        why = given and act.nargs != 0 and refused(own, act, given)
+        why = given and act.nargs != 0 and refused(own, act, given) or (
+            act.nargs not in (0, "?") and not eq and not given  # `--stps train`
+            and f"it takes a value, and none is typed before {typed}")
         line = f"; {why}" if why else f" type {line}"  # `--dataset enwik8 train`
         return (f"{said} is not an option of {typed}: did you mean "  # --chrs 5
                 f"{', '.join(near)}?" + (line if len(near) == 1 else ""))
     if own:  # as `train --no-vanilla` says it; `--quite=1`: flag_value's remedy
-        words = argv[:1 + (not eq and len(argv) > 1 and 1 not in places
-                           and argv[1][:1] != "-")]
-        return _there(word, typed, _unknown(words, own, head, every,
+        words = argv[:1 + bool(not eq and given and (  # not `sample`'s checkpoint
+            f"arguments: {typed_line(argv[:2])}" in says or "arguments: " not in says))]
+        return there(word, typed, _unknown(words, own, head, every,
                                             [*before, *path], rest))
+    if not path and (meant := OFFICIAL.get(name.lower().replace("_", "-"))) and (
+            given or name.lower() not in parsers) and (  # `--data` alone: the command
+            owners := [n for n in _owners(meant, parsers) if n in parsers]):
+        q = parsers[owners[0]]  # `--dataset text8`: not `data text8`, a download
+        why = given and refused(q, q._option_string_actions[meant], given)
+        return (f"{said}: the official code's {head} is {meant} here, an option of "
+                f"{', '.join(owners)}, after the command word" + (
+                    f"; {meant}: {why}" if why else
+                    f" ({typed_line([owners[0], meant, given or 'VALUE'])} ...)"))
     if near := command:
         takes = any(not a.option_strings for a in parsers[near[0]]._actions)
         typed = [near[0], value] if eq and takes else [near[0]]
@@ -180,23 +198,6 @@ def misplaced(argv: list, parsers: dict, before: tuple = (),
         return (f"{word}: {near[0]} is a command, not an option{no_value}: type "
                 f"{typed_line([*typed, *rest[1:]])}")
     return None
-
-
-def _there(word: str, typed: str, usual: str) -> str:
-    """The line `typed word` gives (`train --=3`), said for `word` typed before it."""
-    return f"{word}: options go after the command word {typed}, and there: {usual}"
-
-
-def _moved(line: str, n: int, start: list, rest: list) -> str:
-    """`line` with its proposal ('type --quiet') made the whole command line: the
-    command words `start`, the proposal, then the words of `rest` after its first
-    `n` (the option typed before them, and its value)."""
-    head, typed, tail = line.rpartition("type ")
-    if not typed:
-        return line
-    proposal, note, after = tail.partition(" (")
-    return (f"{head}type {typed_line([*start, *shlex.split(proposal), *rest[n:]])}"
-            f"{note}{after}")
 
 
 def _unknown(words: list, own, head: str, every, start: list, rest: list) -> str:
@@ -212,4 +213,4 @@ def _unknown(words: list, own, head: str, every, start: list, rest: list) -> str
         said = "; ".join(f"{', '.join(n)} {'has' if len(n) == 1 else 'have'} {o}"
                          for o, n in near.items()) or said
     return (f"unrecognized arguments: {typed_line(words)} "
-            f"({_moved(said, len(words), start, rest)})")
+            f"({moved(said, len(words), start, rest)})")
