@@ -83,7 +83,7 @@ def test_a_run_killed_before_its_config_names_the_command_that_starts_it(advised
 
 
 def test_a_full_disk_at_config_json_leaves_no_out_folder(small_disk, text, tmp_path):
-    """--out's new folders were kept (rundir.KEPT) once the run's first line was
+    """--out's new folders were kept (leftover.KEPT) once the run's first line was
     out, before config.json: a full disk there removed the run directory but left
     nf2/a for good, though no --resume could ever write into it."""
     disk = small_disk(20)

@@ -24,6 +24,11 @@ OTHERS = tuple(name for name in FILES if name != "last.pt")
 
 CLEARING: set = set()  # the run folder whose old files --overwrite began removing
 UNCLEARED: set = set()  # one whose old run --overwrite is to remove, not begun yet
+# the levels of --out's folder prepare_run_dir made (outermost first): gone before
+OUT_MADE: list = []
+# those kept once the run trained all its steps (run.py, as it writes --out): a
+# full disk or a double Ctrl-C there, and the --resume it names writes --out there
+KEPT: list = []
 
 
 def go_on(d) -> str:

@@ -9,7 +9,7 @@ A finished run's is its own if it holds last.pt's model; missing (its end's writ
 failed: a full disk), it is written again, but not in a folder gone since (the
 run's folders moved: its --out names the old place): that folder is not made,
 and the resume exits 2, naming it. A run that failed at its end keeps the folders
-it made for --out (rundir.KEPT), so its own --resume writes there.
+it made for --out (leftover.KEPT), so its own --resume writes there.
 --out is written atomically (a temporary file renamed), so a damaged file or a text
 there is never the run's: it is refused and left as it is."""
 
@@ -21,10 +21,11 @@ import torch
 
 from ..checkpoint import CheckpointError, build_model, read_checkpoint, save_checkpoint
 from .errors import typed
+from .leftover import OUT_MADE
 from .options import UsageError
 from .outputs import naming
 from .paths import check_out, writable_folder
-from .rundir import OUT_MADE, OWN, remove_created
+from .rundir import OWN, remove_created
 
 
 def refuse_foreign_out(config: dict, run_dir: str) -> None:

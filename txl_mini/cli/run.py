@@ -25,7 +25,7 @@ from ..model import TransformerXL, VanillaTransformer
 from ..train import NonFiniteLoss, TrainConfig, lr_at, train_step
 from .curves import plot_curves
 from .ddp import any_rank, rank_world, rng_state, set_rng_state
-from .leftover import after_nan, go_on, in_run_dir
+from .leftover import KEPT, OUT_MADE, after_nan, go_on, in_run_dir
 from .metrics import append_metrics, resumed_history
 from .outputs import naming
 from .saved import note_saved
@@ -117,8 +117,9 @@ class Run:
                             optimizer=self.opt if with_state else None, extra=extra)
         if name == "last.pt":  # a resume that finds none can tell it was deleted
             note_saved(self.dir, self.step)
-        if out and self.args.out:  # at the run's end only: a stop in the last
-            with naming(out := self.args.out):  # validation leaves it to resume
+        if out and self.args.out:  # the run's end only (a stop in its last validation
+            KEPT[:] = OUT_MADE  # leaves it to resume); its folders kept from here on
+            with naming(out := self.args.out):
                 save_checkpoint(out, self.model, self.meta(), was=self.out_was)
 
     def stop(self, name: str) -> Stop:
@@ -127,8 +128,7 @@ class Run:
         if self.rank == 0:
             plot_curves(self.dir, self.history)
         return Stop(f"{name}: saved {self.dir}/last.pt at step {self.step}/"
-                    f"{self.tc.steps}; {go_on(self.dir)}",
-                    exit_code(name))
+                    f"{self.tc.steps}; {go_on(self.dir)}", exit_code(name))
 
     # -- logging -----------------------------------------------------------------------
     def log(self, record: dict) -> None:

@@ -19,7 +19,7 @@ from ..files import ANY, TEMP_SUFFIX, name_too_long, remove_stale_temps, snapsho
 from . import plural
 from .errors import printable, typed
 from .folders import PROBE, check_writable
-from .leftover import CLEARING, FILES, LOCKED, UNCLEARED, identity
+from .leftover import CLEARING, FILES, KEPT, LOCKED, OUT_MADE, UNCLEARED, identity
 from .lock import LOCK_NAME, RunLock
 from .metrics import trim_metrics
 from .options import UsageError
@@ -34,10 +34,6 @@ from .paths import (
 from .stop import held
 
 OWN = FILES + (LOCK_NAME,)  # every name a run's folder holds
-
-# the levels of --out's folder prepare_run_dir made (outermost first): gone before
-OUT_MADE: list = []
-KEPT: list = []  # those the run keeps once it began (announce): its end writes there
 
 
 def _foreign(d: str, out: str | None) -> list[str]:
@@ -193,7 +189,7 @@ def clear_run_dir(d: str) -> None:
 
 def remove_created(created: list, keep: list = ()) -> None:
     """A run that fails before training leaves no empty directory behind; `keep`:
-    --out's, once the run began (KEPT): a failed end's --resume writes there."""
+    --out's, once the run trained all its steps (KEPT): its --resume writes there."""
     for d in reversed([d for d in created if d not in keep]):
         try:
             os.rmdir(d)  # only if still empty
@@ -236,7 +232,6 @@ def announce(args, run, corpus, tokens, device, world, saved=None) -> None:
             asdict(run.model.cfg), "model_class": type(run.model).__name__,
             "corpus": corpus, "world_size": world}, indent=1))
         CLEARING.clear()  # a new run there now
-    KEPT[:] = OUT_MADE  # resumable now: a full disk at its end, --resume writes there
     if args.warmup >= args.steps and not args.resume:
         print(f"python -m txl_mini train: note: --warmup {args.warmup} >= --steps "
               f"{args.steps}: the learning rate never reaches --lr {args.lr}",

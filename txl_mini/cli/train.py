@@ -219,10 +219,10 @@ def main(argv=None, on_step=None) -> int:
 
 
 def _tidy(locks: list, created: list = ()) -> None:
-    """Unlock; the run's new folders go while empty (--out's stay: rundir.KEPT)."""
+    """Unlock; the run's new folders go while empty (--out's stay: leftover.KEPT)."""
     for lock in locks:
         lock.release()
-    rundir.remove_created(list(created), rundir.KEPT)
+    rundir.remove_created(list(created), leftover.KEPT)
 
 
 def _one_line(e: BaseException, run_dir, trained: bool) -> tuple[str, int]:
