@@ -66,8 +66,8 @@ def _typed_path(argv: list, parsers: dict, near: bool = True) -> list[int]:
         if value:
             value = False
         elif word[:1] == "-" and word != "--":
-            value = any(_valued(word, q) if near else word in q._option_string_actions
-                        and q._option_string_actions[word].nargs != 0
+            value = any(_valued(word, q) if near else  # spelled in full only
+                        word in q._option_string_actions and takes_value(word, q)
                         for _, q in _each(parsers))
         elif word in ps:
             places.append(i)
