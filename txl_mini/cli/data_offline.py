@@ -10,11 +10,12 @@ from pathlib import Path
 
 from ..corpus import MIN_DISTANCE, deps_tsv, make_offline_corpus, write_offline_corpus
 from ..data import MAX_OFFLINE_CHARS
+from ..files import remove_stale_temps
 from ..text8 import DataError
 from . import plural
 from .errors import printable, why
 from .options import UsageError, check_seed
-from .outputs import check_output, refuse_in_run, sweep_temps
+from .outputs import check_output, refuse_in_run
 from .paths import expand, not_a_folder, refuse_empty, same_file, writable_folder
 from .rundir import OWN, remove_created
 from .stdout import StdoutFailed
@@ -80,7 +81,7 @@ def _write(args: argparse.Namespace, files: list, made: list):
         if os.path.lexists(folder) and not os.path.isdir(folder):
             raise UsageError(f"{opt} {path}: {folder} {not_a_folder(folder)}")
         writable_folder(folder, f"{opt} {path}", made)
-        sweep_temps(path)  # what a kill -9 left here
+        remove_stale_temps(path)  # what a kill -9 left here
     _refuse_replacing(args, files[:1], args.chars)  # no corpus of that size: at once
     corpus = make_offline_corpus(args.chars, seed=args.seed, distances=args.distances)
     planted = {x.distance for x in corpus.deps}
