@@ -13,21 +13,16 @@ import hashlib
 import os
 import secrets
 import stat
-import time
-
-try:
-    import fcntl
-except ImportError:  # Windows: no flock; a sweep there goes by age (NO_LOCK_AGE_S)
-    fcntl = None
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Union
+
+from .temps import make_locked, remove_if_dead
 
 PathLike = Union[str, "os.PathLike[str]"]
 TEMP_SUFFIX = ".tmp"
 TEMP_EXTRA = len("..") + 8 + len(TEMP_SUFFIX)  # `.NAME.` + _draw()'s 8 + `.tmp`
 ANY = object()  # atomic_path's `was` when whatever is there may be replaced
-NO_LOCK_AGE_S = 600  # without flock: a temporary untouched this long has no writer
 
 
 @contextmanager
@@ -55,17 +50,9 @@ def atomic_path(path: PathLike, was=ANY) -> Iterator[str]:
         while tmp is None:  # named before it is made: a stop from then on removes it
             tmp = str(path.parent / f".{path.name}.{_draw()}{TEMP_SUFFIX}")
             try:  # (mkstemp made it first: a Ctrl-C there left it behind)
-                lock = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-                # a umask without the owner's write bit (0222) made it 0400:
-                os.fchmod(lock, 0o600)  # the writer's open(tmp, "w") was refused
-                if fcntl is None:  # without flock the sweep goes by age
-                    os.close(lock)
-                    lock = None
-                elif not _locked(lock, tmp):  # a sweep took it before our lock did
-                    os.close(lock)
-                    tmp = lock = None
+                lock = make_locked(tmp)  # held while we write (temps.py says why)
             except FileExistsError:
-                tmp = None  # another writer's: draw again, and leave it be
+                tmp = None  # another writer's, or swept: draw again, and leave it be
             except OSError as e:  # it names the temporary, a file nobody asked for
                 raise OSError(e.errno, e.strerror, asked) from None
         yield tmp
@@ -86,18 +73,6 @@ def atomic_path(path: PathLike, was=ANY) -> Iterator[str]:
         finally:
             if lock is not None:  # after the unlink: no sweep sees our name unlocked
                 os.close(lock)
-
-
-def _locked(fd: int, tmp: str) -> bool:
-    """Lock our new temporary `tmp` (open as `fd`) for as long as we write it, so a
-    sweep elsewhere (remove_stale_temps) leaves it while we live and removes it the
-    moment we die: flock ends with the process, kill -9 included, where an age only
-    guessed. False if a sweep removed it between our open and our lock."""
-    fcntl.flock(fd, fcntl.LOCK_EX)  # a sweep holds it only while it removes it
-    try:
-        return os.path.samestat(os.fstat(fd), os.stat(tmp))
-    except FileNotFoundError:
-        return False
 
 
 def _draw() -> str:
@@ -240,43 +215,19 @@ def _mode_for(path: Path) -> int:
 
 
 def remove_stale_temps(path: PathLike) -> list[str]:
-    """Remove temporary files `atomic_path(path)` left behind (kill -9, power cut).
-
-    Only files named like its temporaries and with no writer go: one whose flock we
-    can take (atomic_path holds it while it writes), at any age, so a write in
-    progress in another process stays. Without flock (Windows), one untouched for
-    NO_LOCK_AGE_S. Returns the removed paths.
+    """Remove temporary files `atomic_path(path)` left behind (kill -9, power cut):
+    those named like its temporaries whose writer is gone (temps.remove_if_dead), at
+    any age; a write in progress in another process stays. Returns the removed paths.
     """
     path = write_target(path)  # the temporaries are beside the file a link names
     removed = []
     for tmp in path.parent.glob(f".{path.name}.*{TEMP_SUFFIX}"):
         try:
-            if _remove_dead(tmp):
+            if remove_if_dead(tmp):
                 removed.append(str(tmp))
         except OSError:  # gone already, or not ours to remove
             pass
     return removed
-
-
-def _remove_dead(tmp: Path) -> bool:
-    """Remove `tmp` if no process writes it now (its flock is free; held while we
-    unlink it, so a writer that has just made it sees it gone). Without flock: if it
-    is NO_LOCK_AGE_S old. True if removed."""
-    if fcntl is None:
-        if time.time() - tmp.stat().st_mtime < NO_LOCK_AGE_S:
-            return False
-        tmp.unlink()
-        return True
-    fd = os.open(tmp, os.O_RDONLY)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:  # its writer lives
-            return False
-        tmp.unlink()
-        return True
-    finally:
-        os.close(fd)
 
 
 def _fsync_dir(directory: Path) -> None:
