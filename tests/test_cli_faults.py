@@ -1,6 +1,7 @@
 """The command lines as a user's shell runs them: old spellings, signals, pipes, a
 full disk (subprocesses; each test failed before its fix)."""
 
+import fcntl
 import glob
 import json
 import os
@@ -253,12 +254,12 @@ def test_data_offline_sweeps_what_a_kill_9_left(tmp_path):
     proc.kill()
     proc.wait()
     [left] = list(tmp_path.glob(".o.txt.*.tmp"))
-    assert not out.exists()
-    old = time.time() - 120
-    os.utime(left, (old, old))  # untouched for two minutes: dead
-    live = tmp_path / ".o.txt.another.tmp"  # a write in progress elsewhere is kept
-    live.write_text("x")
-    res = py("-m", "txl_mini", "data", "offline", "--chars", "2000", "--out", str(out))
+    assert not out.exists()  # its flock went with it: dead at any age
+    live = tmp_path / ".o.txt.another.tmp"  # a write in progress elsewhere is kept:
+    with open(live, "w") as f:  # its flock held, as files.atomic_path holds it
+        fcntl.flock(f, fcntl.LOCK_EX)
+        res = py("-m", "txl_mini", "data", "offline", "--chars", "2000", "--out",
+                 str(out))
     assert res.returncode == 0, res.stderr
     assert sorted(os.listdir(tmp_path)) == [live.name, "o.txt"]
 

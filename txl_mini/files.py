@@ -13,10 +13,11 @@ import hashlib
 import os
 import secrets
 import stat
-import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Union
+
+from .temps import make_locked, remove_if_dead
 
 PathLike = Union[str, "os.PathLike[str]"]
 TEMP_SUFFIX = ".tmp"
@@ -44,18 +45,14 @@ def atomic_path(path: PathLike, was=ANY) -> Iterator[str]:
     if path.exists() and not path.is_file():  # the rename would replace /dev/null
         raise OSError(errno.EINVAL, "not a regular file; refusing to replace it",
                       str(path))
-    tmp = None
+    tmp = lock = None
     try:
         while tmp is None:  # named before it is made: a stop from then on removes it
             tmp = str(path.parent / f".{path.name}.{_draw()}{TEMP_SUFFIX}")
             try:  # (mkstemp made it first: a Ctrl-C there left it behind)
-                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-                try:  # a umask without the owner's write bit (0222) made it 0400:
-                    os.fchmod(fd, 0o600)  # the writer's open(tmp, "w") was refused
-                finally:
-                    os.close(fd)
+                lock = make_locked(tmp)  # held while we write (temps.py says why)
             except FileExistsError:
-                tmp = None  # another writer's: draw again, and leave it be
+                tmp = None  # another writer's, or swept: draw again, and leave it be
             except OSError as e:  # it names the temporary, a file nobody asked for
                 raise OSError(e.errno, e.strerror, asked) from None
         yield tmp
@@ -70,8 +67,12 @@ def atomic_path(path: PathLike, was=ANY) -> Iterator[str]:
             raise
         raise OSError(e.errno, e.strerror, asked) from None
     finally:
-        if tmp and os.path.exists(tmp):
-            os.unlink(tmp)
+        try:
+            if tmp and os.path.exists(tmp):
+                os.unlink(tmp)
+        finally:
+            if lock is not None:  # after the unlink: no sweep sees our name unlocked
+                os.close(lock)
 
 
 def _draw() -> str:
@@ -213,20 +214,16 @@ def _mode_for(path: Path) -> int:
         return 0o666 & ~umask
 
 
-def remove_stale_temps(path: PathLike, older_than: float = 0.0) -> list[str]:
-    """Remove temporary files `atomic_path(path)` left behind (kill -9, power cut).
-
-    Only files named like its temporaries and untouched for `older_than` seconds go,
-    so a write in progress in another process survives a positive `older_than`.
-    Returns the removed paths.
+def remove_stale_temps(path: PathLike) -> list[str]:
+    """Remove temporary files `atomic_path(path)` left behind (kill -9, power cut):
+    those named like its temporaries whose writer is gone (temps.remove_if_dead), at
+    any age; a write in progress in another process stays. Returns the removed paths.
     """
     path = write_target(path)  # the temporaries are beside the file a link names
     removed = []
-    now = time.time()
     for tmp in path.parent.glob(f".{path.name}.*{TEMP_SUFFIX}"):
         try:
-            if now - tmp.stat().st_mtime >= older_than:
-                tmp.unlink()
+            if remove_if_dead(tmp):
                 removed.append(str(tmp))
         except OSError:  # gone already, or not ours to remove
             pass

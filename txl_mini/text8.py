@@ -124,9 +124,6 @@ def _reason(e: Exception) -> str:
     return str(getattr(e, "reason", None) or e) or type(e).__name__
 
 
-STALE_TEMP_SECONDS = 600  # a temp file untouched this long belongs to no live download
-
-
 class _Terminated(BaseException):
     """SIGTERM arrived during a download; raised so that the temp file is removed."""
 
@@ -135,7 +132,7 @@ def _download(url: str, dest: Path, zip_size: int, zip_sha1: str, text_size: int
               text_sha1: str, progress: bool) -> str:
     """Stream `url` into a temp file beside `dest`, verify the zip and the text inside
     it, and only then rename it to `dest` (files.atomic_path). Returns the text."""
-    remove_stale_temps(dest, STALE_TEMP_SECONDS)  # left by downloads that were killed
+    remove_stale_temps(dest)  # left by downloads that were killed
     old_term = None
     untaken = signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # else the CLI's: 143
     if untaken and threading.current_thread() is threading.main_thread():

@@ -7,9 +7,9 @@ import json
 import os
 import sys
 
-from ..files import ANY, atomic_path, snapshot
+from ..files import ANY, atomic_path, remove_stale_temps, snapshot
 from .errors import UsageError, printable
-from .outputs import check_output, refuse_in_run, sweep_temps
+from .outputs import check_output, refuse_in_run
 from .paths import expand, refuse_empty, writable_folder
 from .rundir import OWN
 
@@ -66,7 +66,7 @@ def write_json(path: str, result: dict, was=ANY) -> str | None:
     """bench --json: the results written to `path`, else why not (the caller says
     it after its report). Their keys include BENCH_KEYS. `was`: what `path` held
     when bench checked it (bench.check_args); another file there is left alone."""
-    sweep_temps(path)  # a killed bench's, left by its own write
+    remove_stale_temps(path)  # a killed bench's, left by its own write
     try:
         with atomic_path(path, was) as tmp:  # never a half file
             with open(tmp, "w", encoding="utf-8") as f:

@@ -6,15 +6,17 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..corpus import MIN_DISTANCE, deps_tsv, make_offline_corpus, write_offline_corpus
 from ..data import MAX_OFFLINE_CHARS
+from ..files import remove_stale_temps
 from ..text8 import DataError
 from . import plural
 from .errors import printable, why
 from .options import UsageError, check_seed
-from .outputs import check_output, refuse_in_run, sweep_temps
+from .outputs import check_output, refuse_in_run
 from .paths import expand, not_a_folder, refuse_empty, same_file, writable_folder
 from .rundir import OWN, remove_created
 from .stdout import StdoutFailed
@@ -80,7 +82,7 @@ def _write(args: argparse.Namespace, files: list, made: list):
         if os.path.lexists(folder) and not os.path.isdir(folder):
             raise UsageError(f"{opt} {path}: {folder} {not_a_folder(folder)}")
         writable_folder(folder, f"{opt} {path}", made)
-        sweep_temps(path)  # what a kill -9 left here
+        remove_stale_temps(path)  # what a kill -9 left here
     _refuse_replacing(args, files[:1], args.chars)  # no corpus of that size: at once
     corpus = make_offline_corpus(args.chars, seed=args.seed, distances=args.distances)
     planted = {x.distance for x in corpus.deps}
@@ -88,11 +90,28 @@ def _write(args: argparse.Namespace, files: list, made: list):
     if args.distances != DEFAULTS:  # train's corpus of that size plants none that
         _refuse_far(empty, args.chars)  # far either: the default's is the same one
     _refuse_replacing(args, files, corpus.text, deps_tsv(corpus))
+    done: list[bool] = []
     try:
-        write_offline_corpus(corpus, args.out, deps_path=args.deps_out, hold=held)
+        write_offline_corpus(corpus, args.out, deps_path=args.deps_out,
+                             hold=lambda: _renaming(done))
     except OSError as e:  # a full disk: what it could not write (nothing replaced)
         raise DataError(f"cannot write {e.filename}: {why(e)}") from None
+    except KeyboardInterrupt as e:  # Ctrl-C, SIGTERM: held through the renames
+        if done:  # it said 'interrupted' alone, as if nothing were written
+            names = " and ".join(p for p in (args.out, args.deps_out) if p)
+            e.add_note(f"after writing {names} ("
+                       f"{'both ' if args.deps_out else ''}complete)")
+        raise
     return corpus
+
+
+@contextmanager
+def _renaming(done: list):
+    """stop.held around the files' renames; `done` says they all happened, which a
+    signal held meanwhile, raised as this ends, cannot tell otherwise."""
+    with held():
+        yield
+        done.append(True)
 
 
 def _refuse_replacing(args: argparse.Namespace, files: list, *contents) -> None:

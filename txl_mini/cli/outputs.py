@@ -10,15 +10,11 @@ import json
 import os
 from contextlib import contextmanager
 
-from ..files import atomic_path, name_too_long, remove_stale_temps, write_target
+from ..files import atomic_path, name_too_long, write_target
 from ..text8 import CacheError, default_cache_dir
 from .errors import UsageError
 from .folders import append_only, cannot_make, check_writable, kernel_path, sealed
 from .kinds import not_regular
-
-# A temporary file of ours (files.atomic_path) untouched this long is dead: a live
-# write fills its own and renames it within seconds of its last byte
-STALE_TEMP_S = 60
 
 
 def check_output(path: str, opt: str) -> str:
@@ -205,13 +201,6 @@ def naming(path: str):
         if e.filename:
             raise
         raise OSError(e.errno, e.strerror, path) from None
-
-
-def sweep_temps(path: str) -> None:
-    """The `.NAME.*.tmp` files a kill -9 during an earlier write of `path` left beside
-    it: removed once untouched for STALE_TEMP_S (another command's write in progress
-    to the same file stays), as `data offline --out` and the run directory do."""
-    remove_stale_temps(path, older_than=STALE_TEMP_S)
 
 
 def write_text(path: str, text: str) -> None:

@@ -23,7 +23,7 @@ from .leftover import CLEARING, FILES, KEPT, LOCKED, OUT_MADE, UNCLEARED, identi
 from .lock import LOCK_NAME, RunLock
 from .metrics import trim_metrics
 from .options import UsageError
-from .outputs import is_run_dir, refuse_in_run, sweep_temps, write_text
+from .outputs import is_run_dir, refuse_in_run, write_text
 from .paths import (
     check_out,
     refuse_special,
@@ -130,7 +130,7 @@ def prepare_run_dir(args, created: list, locks: list, named: str = "--run-dir"):
     for name in FILES:  # what atomic writes killed mid-way left here
         remove_stale_temps(os.path.join(d, name))
     if out:  # --out's too: a killed write's, which nothing else removes
-        sweep_temps(out)
+        remove_stale_temps(out)
     return out_was
 
 

@@ -6,8 +6,7 @@ with one line. A second stops at once without saving; the last checkpoint on dis
 kept (writes are atomic). Elsewhere SIGTERM and SIGHUP are a Ctrl-C: they raise, so
 that what a KeyboardInterrupt tidies (the run's lock, temporary files) is tidied. A
 signal that would raise inside an import waits until it is done (`deferred`). The
-first signal names the stop and its status; a second kind is the same request.
-"""
+first signal names the stop and its status; a second kind is the same request."""
 
 from __future__ import annotations
 
@@ -213,12 +212,13 @@ WORDS = {"SIGTERM": "terminated (SIGTERM)", "SIGHUP": "hung up (SIGHUP)"}
 
 
 def stopped(e: KeyboardInterrupt) -> tuple[str, int, str]:
-    """The words, exit status and line start for a Ctrl-C (130, after the terminal's
-    ^C), a SIGTERM (143) or a SIGHUP (129), once the bars left open are closed."""
+    """The words (then the exception's notes: what got done all the same), the exit
+    status and line start for a Ctrl-C (130; after ^C, a new line), SIGTERM, SIGHUP."""
     closed = close_bars()  # else one freed later drew itself below our line (bench)
+    done = "".join(f" {note}" for note in getattr(e, "__notes__", ()))
     if isinstance(e, Terminated):
-        return WORDS[e.name], exit_code(e.name), ""
-    return "interrupted", exit_code("SIGINT"), "" if closed else "\n"  # ^C's line ended
+        return WORDS[e.name] + done, exit_code(e.name), ""
+    return "interrupted" + done, exit_code("SIGINT"), "" if closed else "\n"
 
 
 @contextmanager
