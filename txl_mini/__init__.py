@@ -23,6 +23,7 @@ repeat it.
     speed.py           evaluation speed (Table 9)             08
     recl.py            relative effective context length      09
     checkpoint.py      saving and loading (files.py: atomic)  02 04 05 07 08 09
+                       (temps.py: its temporaries' locks)
     hf_port.py         names and weights of the HF port       07
   tooling (no chapter imports it)
     cli/               python -m txl_mini train|evaluate|sample|data|bench
