@@ -86,8 +86,9 @@ CASES = {
     "9a": (["--quiet=train"], ["--quiet takes no value"], None),
     "9b": (["--quiet="], ["--quiet takes no value"], None),
 }
-WRONG = ("unknown command '-", "unknown command '—", "argument cmd", "tie-weights VALUE",
-         "none is typed before", "--path stats", "--path offline", "COMMAND --quiet=")
+WRONG = ("unknown command '-", "unknown command '—", "argument cmd",
+         "tie-weights VALUE", "none is typed before", "--path stats",
+         "--path offline", "COMMAND --quiet=")
 
 
 @pytest.fixture(scope="module")

@@ -138,7 +138,7 @@ def misplaced(argv: list, parsers: dict, before: tuple = (),
     if says == "help":  # `-hh train`, `--he train`: train's help
         return (f"{word}: options go after the command word {typed}, and there it "
                 f"asks for help: type {typed_line([*before, *path, '--help'])}")
-    if one or at and not name.isascii():  # `--steps abc train`, `'—' train`
+    if says and (one or at and not name.isascii()):  # `--steps abc train`, '— train'
         return there(word, typed, moved(says.strip(), 1, [*before, *path], rest))
     said = word if word == head else f"{word}: {head}"  # --out=o.txt: --out
     fits, found = ([" ".join([*before, n]) for n in x] for x in (fits, found))
