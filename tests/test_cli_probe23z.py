@@ -82,7 +82,8 @@ def test_a_data_command_typed_as_an_option_is_named(tmp_path, argv):
     name = argv[1].lstrip("-")
     assert one_line(txl(*argv, cwd=tmp_path), 2) == (
         f"{PROG} data: error: {argv[1]}: {name} is a command, not an option: "
-        f"type {' '.join([name, *argv[2:]])}")  # the other words kept (probe 26g)
+        f"type {' '.join(['data', name, *argv[2:]])}")  # kept (probe 26g); data
+    # first (fix-31ak): `stats o.txt` pasted was 'unknown command'.
     assert list(tmp_path.iterdir()) == []
 
 

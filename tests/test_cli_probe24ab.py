@@ -61,12 +61,14 @@ DATA = [
     ("--path x", f"--path is an option of data text8, {AFTER} data text8 --path x"),
     ("--out=o.txt", f"--out=o.txt: --out is an option of data offline, {AFTER} "
      "data offline --out=o.txt"),
-    ("--stat f", "--stat: stats is a command, not an option: type stats f"),
-    ("--stats=f", "--stats=f: stats is a command, not an option: type stats f"),
+    # the proposal starts with data (fix-31ak): `stats f` pasted is no command
+    ("--stat f", "--stat: stats is a command, not an option: type data stats f"),
+    ("--stats=f", "--stats=f: stats is a command, not an option: type data stats f"),
     ("--offline=yes", "--offline=yes: offline is a command, not an option (it takes "
-     "no value): type offline"),
-    ("--Offline", "--Offline: offline is a command, not an option: type offline"),
-    ("--stats-f", "--stats-f: stats is a command, not an option: type stats"),
+     "no value): type data offline"),
+    ("--Offline", "--Offline: offline is a command, not an option: type data "
+     "offline"),
+    ("--stats-f", "--stats-f: stats is a command, not an option: type data stats"),
     ("--verbose", "--verbose is no option of data nor of its commands; which data? "
      "(text8, stats, offline; --help lists them)"),
     ("-- stats f", "'--' before the command word: type data stats f (a '--' goes "

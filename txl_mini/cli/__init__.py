@@ -22,6 +22,7 @@ from .errors import (
     printable,
     starved,
 )
+from .pasted import ODD
 from .stdout import (
     GuardedStdout,
     QuietStderr,
@@ -31,7 +32,7 @@ from .stdout import (
     silence,
 )
 from .stop import deferred, first_stop, sigterm_raises, stopped, watch_arrivals
-from .typos import LEAD, closest
+from .typos import closest
 
 COMMANDS = {  # name -> what it does (the module txl_mini.cli.<name> runs it)
     "train": "train a model with a run directory, checkpoints and exact resume",
@@ -118,8 +119,8 @@ def _list_commands(argv: list) -> int:
         for cmd, what in COMMANDS.items():
             print(f"  {cmd:<9} {what}")
         return 0
-    if argv and (argv[0][:1] == "-" or LEAD.match(argv[0])) and (
-            line := _option_first(argv)):  # '—quiet train' too
+    if argv and (argv[0][:1] == "-" or ODD.match(argv[0])) and (
+            line := _option_first(argv)):  # '—quiet train', '— train' too
         print(printable(f"python -m txl_mini: error: {line}", sys.stderr),
               file=sys.stderr)  # `--quiet train`: not 'unknown command --quiet'
         return 2

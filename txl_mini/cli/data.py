@@ -19,9 +19,10 @@ from .folders import kernel_path
 from .misplaced import misplaced, subparsers
 from .options import Parser, UsageError, ascii_only, command, fail
 from .outputs import check_cache_env, check_download_folder, unreachable
-from .pasted import pasted_minus, shown
+from .pasted import ODD, pasted_minus, shown
 from .paths import expand, refuse_directory, refuse_empty, refuse_missing, refuse_stdin
 from .stdout import StdoutFailed, silence
+from .typos import closest
 
 PROG = "python -m txl_mini data"
 ERRORS = (DataError, ValueError)  # one line, exit 1
@@ -113,6 +114,11 @@ def main(argv=None) -> int:
     ap, argv = _parser(), sys.argv[1:] if argv is None else list(argv)
     if line := misplaced(argv, subparsers(ap), ("data",), command_parsers):
         return fail(PROG, f"error: {line}")
+    if argv and argv[0] not in (subs := subparsers(ap)) and not (  # '—offline':
+            argv[0][:1] == "-" or ODD.match(argv[0])):  # the parser's pasted_option
+        near = closest(argv[0], subs)  # `data tex8`: as `Train` (not 'argument cmd')
+        hint = f"did you mean {near[0]}?" if near else f"{', '.join(subs)}; --help"
+        return fail(PROG, f"error: unknown command {argv[0]!r} of data ({hint})")
     args, extra = ap.parse_known_args(argv)
     if args.cmd is None:  # one line, as the bare `python -m txl_mini` (was the usage)
         names = ", ".join(SUBCOMMANDS["data"])

@@ -11,9 +11,21 @@ from __future__ import annotations
 
 import argparse
 
-from .pasted import ODD
+from .pasted import NEGATIVE, ODD
 from .proposals import refused
-from .there import moved, said_there, there, typed_line
+from .there import (
+    each,
+    moved,
+    near_line,
+    owners_of,
+    parser_at,
+    proposal,
+    said_there,
+    spelled,
+    subparsers,
+    there,
+    typed_line,
+)
 from .typos import (
     LEAD,
     OFFICIAL,
@@ -21,32 +33,10 @@ from .typos import (
     closest,
     hint,
     odd_option,
-    option_named,
     options_meant,
     pasted_dash,
     takes_value,
 )
-
-
-def subparsers(parser: argparse.ArgumentParser) -> dict:
-    """name -> parser of `parser`'s subcommands (data's text8, stats, offline)."""
-    return {name: p for a in parser._actions
-            if isinstance(a, argparse._SubParsersAction)
-            for name, p in a.choices.items()}
-
-
-def _each(parsers: dict):
-    """(name, parser) of each command of `parsers` and of each of its subcommands
-    (`data`, `data text8`, ...)."""
-    for name, p in parsers.items():
-        yield name, p
-        yield from ((f"{name} {s}", q) for s, q in subparsers(p).items())
-
-
-def _owners(head: str, parsers: dict) -> list[str]:
-    """Each command (`evaluate`, `data text8`) of `parsers` whose option `head` is."""
-    return [n for n, q in _each(parsers)
-            if (full := option_named(head, q)) and full not in ("-h", "--help")]
 
 
 def _valued(word: str, q) -> bool:
@@ -68,7 +58,7 @@ def _typed_path(argv: list, parsers: dict, near: bool = True) -> list[int]:
         elif word[:1] == "-" and word != "--":
             value = any(_valued(word, q) if near else  # spelled in full only
                         word in q._option_string_actions and takes_value(word, q)
-                        for _, q in _each(parsers))
+                        for _, q in each(parsers))
         elif word in ps:
             places.append(i)
             if not (ps := subparsers(ps[word])):
@@ -76,18 +66,10 @@ def _typed_path(argv: list, parsers: dict, near: bool = True) -> list[int]:
     return places or near and _typed_path(argv, parsers, False) or []
 
 
-def _parser_at(path: list, parsers: dict):
-    """The parser of the command `path` names in full (`data offline`), else None."""
-    p = parsers[path[0]] if path else None
-    for word in path[1:]:
-        p = subparsers(p)[word]
-    return p if p is not None and not subparsers(p) else None
-
-
 def _elsewhere(head: str, before: tuple, every) -> list[str]:
     """The other commands whose option `head` is (data's line: `--steps` is train's);
     `every()` gives every command's parser (their modules load torch: only now)."""
-    return [n for n in _owners(head, (every and every()) or {})
+    return [n for n in owners_of(head, (every and every()) or {})
             if n.split()[:len(before)] != list(before)]
 
 
@@ -128,31 +110,45 @@ def misplaced(argv: list, parsers: dict, before: tuple = (),
         return ("'--' before the command word: type the command first "
                 f"({', '.join(parsers)})")
     head, eq, value = word.partition("=")
-    name = head.lstrip("-")
-    if not word.startswith("-") or not name.isascii() or word in ("-h", "--help"):
+    name, key = head.lstrip("-"), head.lstrip("-").lower().replace("_", "-")
+    if word in ("-h", "--help") or not (  # '—' alone, '—help' (ascii_form's None)
+            word.startswith("-") and name.isascii() or ODD.match(word)):
         return None
     places = _typed_path(argv, parsers)
     path = [argv[i] for i in places]
     rest = [w for i, w in enumerate(argv) if i not in places]
-    own, typed = _parser_at(path, parsers), " ".join([*before, *path])
-    if own and (usual := odd_option(word, own)):  # --=3, --quiet=1, --help=x
+    found = owners_of(head, parsers)
+    fits = [n for n in found if n.split()[:len(path)] == path]
+    one = len(fits) == 1  # `--quiet=1 data`: data text8's, as if typed in full
+    path = fits[0].split() if one else path
+    own, at = parser_at(path, parsers), parser_at(path, parsers, leaf=False)
+    typed = " ".join([*before, *path])
+    if path and not own and (inner := misplaced(  # `--text8 data`: as `data --text8`
+            rest, subparsers(at), (*before, *path), every)):
+        return inner
+    if at and (usual := odd_option(word, at)):  # --=3, --quiet=1, --help=x
         return there(word, typed, moved(usual, 1, [*before, *path], rest))
-    says = said_there(own, rest) if own else None  # what `train WORD ...` says
+    if one:  # its own option: what its parser says of it there, the value kept
+        rest, note = spelled(rest, own)
+        if said_there(own, [*rest, "-h"]) == "help":  # taken (-h: what follows aside)
+            return (f"{word if word == head else f'{word}: {head}'} is an option of "
+                    f"{typed}, and options go after the command word: type "
+                    f"{typed_line([*before, *path, *rest])}{note}")
+    says = said_there(at, rest) if at else None  # what `train WORD ...` says
     if says == "help":  # `-hh train`, `--he train`: train's help
         return (f"{word}: options go after the command word {typed}, and there it "
                 f"asks for help: type {typed_line([*before, *path, '--help'])}")
-    found = _owners(head, parsers)
-    fits = [n for n in found if n.split()[:len(path)] == path]
+    if says and (one or at and not name.isascii()):  # `--steps abc train`, '— train'
+        return there(word, typed, moved(says.strip(), 1, [*before, *path], rest))
     said = word if word == head else f"{word}: {head}"  # --out=o.txt: --out
-    if len(fits) == 1:
-        line = typed_line([*before, *fits[0].split(), *rest])
-        return (f"{said} is an option of {' '.join([*before, fits[0]])}, and "
-                f"options go after the command word: type {line}")
     fits, found = ([" ".join([*before, n]) for n in x] for x in (fits, found))
-    if fits:
-        return (f"{said} is an option of {', '.join(fits)}, and options go "
-                f"after the command word (type {typed_line([*before, 'COMMAND', word])}"
-                " ...)")
+    if fits:  # several: `--quiet=1` is --quiet there, as flag_value says
+        flagged = eq and odd_option(word, parsers[fits[0].split()[len(before)]])
+        shown = proposal(flagged, [*before, "COMMAND"]) if flagged else [
+            *before, "COMMAND", word]
+        return (f"{said} is an option of {', '.join(fits)}, and options go after the "
+                f"command word" + (f" (type {typed_line(shown)} ...)" if shown else
+                                   f"; {flagged.partition(': ')[2]}"))
     if own and len(hits := abbreviated(head, own)) > 1:  # `--s 3 train`: as `train --s`
         return (f"{said}: ambiguous option: {head} could match {', '.join(hits)} "
                 f"(options of {typed} go after it)")
@@ -165,38 +161,33 @@ def misplaced(argv: list, parsers: dict, before: tuple = (),
         return there(word, typed, moved(says.strip(), 1, [*before, *path], rest))
     if found:
         return f"{said} is an option of {', '.join(found)}, not of {typed}"
-    near = [o for _, o in options_meant([word], own)] if own else []
-    act = own._option_string_actions[near[0]] if near else None
+    near = [o for _, o in options_meant([word], at)] if at else []
+    act = at._option_string_actions[near[0]] if near else None
     given = value if eq else argv[1] if argv[1:2] and 1 not in places and (
-        argv[1][:1] != "-") else ""  # `--overwirte yes train`: as train says it
+        argv[1][:1] != "-" or NEGATIVE.match(argv[1])) else ""  # -1: argparse's value
     if near and not (given and act.nargs == 0):
         line = typed_line([*before, *path, near[0] + eq + value, *rest[1:]])
-        why = given and act.nargs != 0 and refused(own, act, given) or (
+        why = given and act.nargs != 0 and refused(at, act, given) or (
             act.nargs not in (0, "?") and not eq and not given  # `--stps train`
             and f"it takes a value, and none is typed before {typed}")
         line = f"; {why}" if why else f" type {line}"  # `--dataset enwik8 train`
         return (f"{said} is not an option of {typed}: did you mean "  # --chrs 5
                 f"{', '.join(near)}?" + (line if len(near) == 1 else ""))
-    if own:  # as `train --no-vanilla` says it; `--quite=1`: flag_value's remedy
+    if at:  # as `train --no-vanilla` says it; `--quite=1`: flag_value's remedy
         words = argv[:1 + bool(not eq and given and (  # not `sample`'s checkpoint
             f"arguments: {typed_line(argv[:2])}" in says or "arguments: " not in says))]
-        return there(word, typed, _unknown(words, own, head, every,
+        return there(word, typed, _unknown(words, at, head, every,
                                             [*before, *path], rest))
-    if not path and (meant := OFFICIAL.get(name.lower().replace("_", "-"))) and (
-            given or name.lower() not in parsers) and (  # `--data` alone: the command
-            owners := [n for n in _owners(meant, parsers) if n in parsers]):
-        q = parsers[owners[0]]  # `--dataset text8`: not `data text8`, a download
-        why = given and refused(q, q._option_string_actions[meant], given)
-        return (f"{said}: the official code's {head} is {meant} here, an option of "
-                f"{', '.join(owners)}, after the command word" + (
-                    f"; {meant}: {why}" if why else
-                    f" ({typed_line([owners[0], meant, given or 'VALUE'])} ...)"))
+    if not path and (key in OFFICIAL or not command) and not (  # `--data stats f`:
+            name.lower() in parsers and (not given or given in subparsers(  # data's
+                parsers[name.lower()]))) and (line := near_line(word, parsers, given)):
+        return line  # `--tgt_len 4`, `--stpes 3`: the option meant, and its command
     if near := command:
         takes = any(not a.option_strings for a in parsers[near[0]]._actions)
         typed = [near[0], value] if eq and takes else [near[0]]
         no_value = " (it takes no value)" if eq and not takes else ""
         return (f"{word}: {near[0]} is a command, not an option{no_value}: type "
-                f"{typed_line([*typed, *rest[1:]])}")
+                f"{typed_line([*before, *typed, *rest[1:]])}")
     return None
 
 
@@ -207,7 +198,7 @@ def _unknown(words: list, own, head: str, every, start: list, rest: list) -> str
     said = hint(words, own)
     if said == "see --help" and every:
         near: dict = {}
-        for n, q in _each(every() or {}):
+        for n, q in each(every() or {}):
             for o in (o for _, o in options_meant([head], q) if n != " ".join(start)):
                 near.setdefault(o, []).append(n)
         said = "; ".join(f"{', '.join(n)} {'has' if len(n) == 1 else 'have'} {o}"
