@@ -92,6 +92,31 @@ def proposal(line: str) -> list[str] | None:
     return shlex.split(line.rsplit("type ", 1)[1].split(" (")[0].rstrip(")"))
 
 
+def lines_of(cases: dict) -> dict:
+    """key -> (exit status, line, pasted proposal's exit status or None) of `cases`
+    (key -> (argv, ...)): the cases in one child process, the proposals pasted (with
+    -h) in another (test_cli_probe27i, 28k)."""
+    got = run_all([c[0] for c in cases.values()])
+    props = [proposal(err.strip()) for _, err in got]
+    pasted = iter(run_all([[*p, "-h"] for p in props if p]))
+    return {key: (code, err.strip(), next(pasted)[0] if p else None)
+            for key, (code, err), p in zip(cases, got, props)}
+
+
+def check_line(got: tuple, holds: list, want, wrong=()) -> None:
+    """A case of lines_of: exit 2, one line holding `holds` and none of `wrong`, its
+    proposal `want` (None: none), and that proposal taken when pasted."""
+    code, line, pasted = got
+    assert code == 2 and "\n" not in line, line
+    for words in wrong:
+        assert words not in line, line
+    for words in holds:
+        assert words in line, line
+    assert proposal(line) == want, line
+    if want:
+        assert pasted == 0, (line, pasted)
+
+
 @pytest.fixture(scope="module")
 def lines():
     """key -> (line of the case, message of its usual place, pasted proposal's
