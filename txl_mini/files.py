@@ -11,13 +11,14 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import re
 import secrets
 import stat
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Union
 
-from .temps import make_locked, remove_if_dead
+from .temps import make_locked, sweep
 
 PathLike = Union[str, "os.PathLike[str]"]
 TEMP_SUFFIX = ".tmp"
@@ -216,18 +217,13 @@ def _mode_for(path: Path) -> int:
 
 def remove_stale_temps(path: PathLike) -> list[str]:
     """Remove temporary files `atomic_path(path)` left behind (kill -9, power cut):
-    those named like its temporaries whose writer is gone (temps.remove_if_dead), at
-    any age; a write in progress in another process stays. Returns the removed paths.
-    """
+    those named as its temporaries whose writer is gone (temps.sweep), at any age; a
+    write in progress in another process stays. Returns the removed paths. Only the
+    names _draw makes, `.NAME.` + 8 lowercase hex + `.tmp`: `.c.txt.backup.tmp` is
+    someone's (and NAME is taken literally: `a[1].txt`, `*.txt`)."""
     path = write_target(path)  # the temporaries are beside the file a link names
-    removed = []
-    for tmp in path.parent.glob(f".{path.name}.*{TEMP_SUFFIX}"):
-        try:
-            if remove_if_dead(tmp):
-                removed.append(str(tmp))
-        except OSError:  # gone already, or not ours to remove
-            pass
-    return removed
+    return sweep(path.parent, re.escape(f".{path.name}.") + "[0-9a-f]{8}"
+                 + re.escape(TEMP_SUFFIX))
 
 
 def _fsync_dir(directory: Path) -> None:
