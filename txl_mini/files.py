@@ -91,16 +91,24 @@ def snapshot(path: PathLike) -> tuple | None:
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
+def changed(path: PathLike, was) -> str | None:
+    """Why what is at `path` is not what `was` (snapshot; ANY: anything) says, else
+    None: a file appeared there, or the one checked changed (one gone is no loss)."""
+    now = None if was is ANY else snapshot(path)
+    if now is None or now == was:
+        return None
+    return ("a file appeared there while we ran" if was is None else
+            "it changed while we ran") + "; it is left as it is"
+
+
 def _publish(tmp: str, path: Path, was) -> str | None:
     """`tmp` renamed to `path`, unless `path` is no longer what `was` says: else
     why not. A file that appeared since (someone's, made after our checks) was
     replaced silently by the rename; a new name is now made by a hard link, which
     never replaces one."""
-    now = was if was is ANY else snapshot(path)
-    if now is not None and now != was:
-        return ("a file appeared there while we ran" if was is None else
-                "it changed while we ran") + "; it is left as it is"
-    if now is not None:  # ANY, or the file as it was checked
+    if why := changed(path, was):
+        return why
+    if was is ANY or was is not None and os.path.exists(path):  # as it was checked
         os.replace(tmp, path)
         return None
     try:
