@@ -230,14 +230,10 @@ def write_offline_corpus(corpus: OfflineCorpus, path: PathLike,
     """Write the text (and optionally a TSV of the plantings), atomically. Both are
     written and fsync'ed before either is renamed, so a failure (a full disk) leaves the
     old pair, never a new corpus beside old plantings; the two renames happen inside
-    `hold()` (the command line's stop.held: a Ctrl-C between them left new plantings
-    beside the old corpus). An OSError names the file, not its temporary. `was`: what
-    each file held when the caller checked it (files.snapshot); another file there
-    now (another `data offline` finished meanwhile) is left as it is, and neither is
-    written (FileExistsError)."""
-    files = [(path, corpus.text, was[0])]
-    if deps_path is not None:
-        files.append((deps_path, deps_tsv(corpus), was[1]))
+    `hold()` (stop.held: a Ctrl-C between them left new plantings beside the old
+    corpus). An OSError names the file; one not `was` (snapshot): neither written."""
+    files = list(zip((path, deps_path), (corpus.text, deps_tsv(corpus)), was))
+    files = files[:1 + (deps_path is not None)]  # (name, text, was) a file
     with ExitStack() as held, ExitStack() as renames:  # atomic_path renames at exit
         for name, text, had in files:
             try:
@@ -249,6 +245,6 @@ def write_offline_corpus(corpus: OfflineCorpus, path: PathLike,
             except OSError as e:  # ENOSPC names no file
                 raise OSError(e.errno, e.strerror, os.fspath(name)) from None
         held.enter_context(hold())  # left after `renames` is: both renames, or none
-        for name, _, had in files:  # atomic_path checks each again as it renames; a
-            if why := changed(name, had):  # pair half renamed is refused here first
+        for name, _, had in files:  # before either rename: no half-renamed pair
+            if why := changed(name, had):
                 raise FileExistsError(errno.EEXIST, why, os.fspath(name))
