@@ -46,7 +46,7 @@ def test_stale_part_files_are_swept(tmp_path):
     """A dead download's temporary goes at any age; a live one's (its flock held by
     atomic_path, here in this process on another open file) is left alone."""
     dest = tmp_path / "text8.zip"
-    dead = tmp_path / ".text8.zip.abc.tmp"
+    dead = tmp_path / ".text8.zip.0abc1234.tmp"
     dead.write_bytes(b"x")
     with atomic_path(dest) as live:
         remove_stale_temps(dest)

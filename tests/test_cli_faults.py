@@ -255,7 +255,7 @@ def test_data_offline_sweeps_what_a_kill_9_left(tmp_path):
     proc.wait()
     [left] = list(tmp_path.glob(".o.txt.*.tmp"))
     assert not out.exists()  # its flock went with it: dead at any age
-    live = tmp_path / ".o.txt.another.tmp"  # a write in progress elsewhere is kept:
+    live = tmp_path / ".o.txt.a0b1c2d3.tmp"  # a write in progress elsewhere is kept:
     with open(live, "w") as f:  # its flock held, as files.atomic_path holds it
         fcntl.flock(f, fcntl.LOCK_EX)
         res = py("-m", "txl_mini", "data", "offline", "--chars", "2000", "--out",

@@ -19,7 +19,7 @@ def temps():
     held = []
 
     def make(folder, name):
-        stale, live = folder / f".{name}.g36dij0c.tmp", folder / f".{name}.k2x9aa1q.tmp"
+        stale, live = folder / f".{name}.036d1e0c.tmp", folder / f".{name}.b2c9aa1f.tmp"
         stale.write_bytes(b"half a file")
         held.append(open(live, "wb"))
         held[-1].write(b"half a file")
@@ -34,7 +34,7 @@ def test_train_out_sweeps_a_killed_writes_temporary(tmp_path, text, temps):
     o = tmp_path / "o"
     o.mkdir()
     stale, live = temps(o, "m7.pt")
-    other = o / ".x.pt.g36dij0c.tmp"  # another file's: not ours to remove
+    other = o / ".x.pt.036d1e0c.tmp"  # another file's: not ours to remove
     other.write_text("x")
     os.utime(other, (time.time() - 120,) * 2)
     res = py("-m", "txl_mini", "train", *tiny(text, tmp_path / "r"), "--out",

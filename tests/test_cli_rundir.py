@@ -49,7 +49,7 @@ def test_kill_9_leaves_no_temporary_file_after_resume(tmp_path, text):
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=60)
     # whether or not this kill hit a write, plant what one leaves behind
-    (run_dir / ".last.pt.k1ll9xyz.tmp").write_bytes(b"PK\x03\x04" + b"\0" * 1000)
+    (run_dir / ".last.pt.c0ffee99.tmp").write_bytes(b"PK\x03\x04" + b"\0" * 1000)
     step = read_checkpoint(run_dir / "last.pt")["extra"]["step"]  # still whole
     assert train_main(["--resume", str(run_dir), "--pause-at", str(step + 1)]) == 0
     assert not [n for n in os.listdir(run_dir) if n.endswith(".tmp")]

@@ -19,6 +19,7 @@ name starts right here.
 """
 from __future__ import annotations
 
+import errno
 import os
 import random
 from contextlib import ExitStack, nullcontext
@@ -28,7 +29,7 @@ from typing import Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 import torch
 
 from .corpus_words import INTROS, LEADS, OUTROS, SYLLABLES, TEMPLATES, WORDS
-from .files import PathLike, atomic_path
+from .files import ANY, PathLike, atomic_path, changed
 from .text8 import Splits, split_sizes, split_text8
 
 # Fillers must hit an exact length, so the last word is picked by length from this
@@ -225,19 +226,18 @@ def deps_tsv(corpus: OfflineCorpus) -> str:
 
 def write_offline_corpus(corpus: OfflineCorpus, path: PathLike,
                          deps_path: Optional[PathLike] = None,
-                         hold=nullcontext) -> None:
+                         hold=nullcontext, was=(ANY, ANY)) -> None:
     """Write the text (and optionally a TSV of the plantings), atomically. Both are
     written and fsync'ed before either is renamed, so a failure (a full disk) leaves the
     old pair, never a new corpus beside old plantings; the two renames happen inside
-    `hold()` (the command line's stop.held: a Ctrl-C between them left new plantings
-    beside the old corpus). An OSError names the file, not its temporary."""
-    files = [(path, corpus.text)]
-    if deps_path is not None:
-        files.append((deps_path, deps_tsv(corpus)))
+    `hold()` (stop.held: a Ctrl-C between them left new plantings beside the old
+    corpus). An OSError names the file; one not `was` (snapshot): neither written."""
+    files = list(zip((path, deps_path), (corpus.text, deps_tsv(corpus)), was))
+    files = files[:1 + (deps_path is not None)]  # (name, text, was) a file
     with ExitStack() as held, ExitStack() as renames:  # atomic_path renames at exit
-        for name, text in files:
+        for name, text, had in files:
             try:
-                tmp = renames.enter_context(atomic_path(name))
+                tmp = renames.enter_context(atomic_path(name, had))
                 with open(tmp, "w", encoding="ascii", newline="") as f:
                     f.write(text)
                     f.flush()
@@ -245,3 +245,6 @@ def write_offline_corpus(corpus: OfflineCorpus, path: PathLike,
             except OSError as e:  # ENOSPC names no file
                 raise OSError(e.errno, e.strerror, os.fspath(name)) from None
         held.enter_context(hold())  # left after `renames` is: both renames, or none
+        for name, _, had in files:  # before either rename: no half-renamed pair
+            if why := changed(name, had):
+                raise FileExistsError(errno.EEXIST, why, os.fspath(name))

@@ -11,13 +11,14 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import re
 import secrets
 import stat
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Union
 
-from .temps import make_locked, remove_if_dead
+from .temps import make_locked, sweep
 
 PathLike = Union[str, "os.PathLike[str]"]
 TEMP_SUFFIX = ".tmp"
@@ -90,16 +91,24 @@ def snapshot(path: PathLike) -> tuple | None:
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
+def changed(path: PathLike, was) -> str | None:
+    """Why what is at `path` is not what `was` (snapshot; ANY: anything) says, else
+    None: a file appeared there, or the one checked changed (one gone is no loss)."""
+    now = None if was is ANY else snapshot(path)
+    if now is None or now == was:
+        return None
+    return ("a file appeared there while we ran" if was is None else
+            "it changed while we ran") + "; it is left as it is"
+
+
 def _publish(tmp: str, path: Path, was) -> str | None:
     """`tmp` renamed to `path`, unless `path` is no longer what `was` says: else
     why not. A file that appeared since (someone's, made after our checks) was
     replaced silently by the rename; a new name is now made by a hard link, which
     never replaces one."""
-    now = was if was is ANY else snapshot(path)
-    if now is not None and now != was:
-        return ("a file appeared there while we ran" if was is None else
-                "it changed while we ran") + "; it is left as it is"
-    if now is not None:  # ANY, or the file as it was checked
+    if why := changed(path, was):
+        return why
+    if was is ANY or was is not None and os.path.exists(path):  # as it was checked
         os.replace(tmp, path)
         return None
     try:
@@ -216,18 +225,13 @@ def _mode_for(path: Path) -> int:
 
 def remove_stale_temps(path: PathLike) -> list[str]:
     """Remove temporary files `atomic_path(path)` left behind (kill -9, power cut):
-    those named like its temporaries whose writer is gone (temps.remove_if_dead), at
-    any age; a write in progress in another process stays. Returns the removed paths.
-    """
+    those named as its temporaries whose writer is gone (temps.sweep), at any age; a
+    write in progress in another process stays. Returns the removed paths. Only the
+    names _draw makes, `.NAME.` + 8 lowercase hex + `.tmp`: `.c.txt.backup.tmp` is
+    someone's (and NAME is taken literally: `a[1].txt`, `*.txt`)."""
     path = write_target(path)  # the temporaries are beside the file a link names
-    removed = []
-    for tmp in path.parent.glob(f".{path.name}.*{TEMP_SUFFIX}"):
-        try:
-            if remove_if_dead(tmp):
-                removed.append(str(tmp))
-        except OSError:  # gone already, or not ours to remove
-            pass
-    return removed
+    return sweep(path.parent, re.escape(f".{path.name}.") + "[0-9a-f]{8}"
+                 + re.escape(TEMP_SUFFIX))
 
 
 def _fsync_dir(directory: Path) -> None:

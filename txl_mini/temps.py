@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import errno
 import os
+import re
+import stat
 import time
 from pathlib import Path
 
@@ -55,6 +57,27 @@ def _same(fd: int, tmp: str) -> bool:
         return False
 
 
+def sweep(folder: Path, ours: str) -> list[str]:
+    """Remove the dead temporaries in `folder`: regular files (by lstat) whose whole
+    name matches the pattern `ours`, whose writer is gone (remove_if_dead). Returns
+    the removed paths. Listed, not globbed: a glob took `[` and `*` in the file's
+    name as patterns, and a symlink, a FIFO or a folder so named is not one we made."""
+    try:
+        with os.scandir(folder) as entries:
+            found = [Path(e.path) for e in entries if re.fullmatch(ours, e.name)
+                     and e.is_file(follow_symlinks=False)]
+    except OSError:  # no such folder (nothing to sweep), or not ours to list
+        return []
+    removed = []
+    for tmp in found:
+        try:
+            if remove_if_dead(tmp):
+                removed.append(str(tmp))
+        except OSError:  # gone already, or not ours to remove
+            pass
+    return removed
+
+
 def remove_if_dead(tmp: Path) -> bool:
     """Remove `tmp` if no process writes it now: its flock is free (and held while we
     unlink it, so a writer that has just made it sees it gone: make_locked). Without
@@ -64,8 +87,12 @@ def remove_if_dead(tmp: Path) -> bool:
             return False
         tmp.unlink()
         return True
-    fd = os.open(tmp, os.O_RDONLY)
+    # never blocks: a FIFO put there since it was listed opens at once (a plain
+    # O_RDONLY waited for a writer forever), and a symlink is refused (ELOOP)
+    fd = os.open(tmp, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # not a temporary we made
+            return False
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:  # its writer lives

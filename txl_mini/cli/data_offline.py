@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..corpus import MIN_DISTANCE, deps_tsv, make_offline_corpus, write_offline_corpus
 from ..data import MAX_OFFLINE_CHARS
-from ..files import remove_stale_temps
+from ..files import remove_stale_temps, snapshot
 from ..text8 import DataError
 from . import plural
 from .errors import printable, why
@@ -89,12 +89,15 @@ def _write(args: argparse.Namespace, files: list, made: list):
     empty = [d for d in corpus.distances if d not in planted]
     if args.distances != DEFAULTS:  # train's corpus of that size plants none that
         _refuse_far(empty, args.chars)  # far either: the default's is the same one
+    # what the files hold as they are checked: one another process writes from now
+    # on (a second `data offline --out` the same file) is left, not replaced silently
+    was = tuple(snapshot(target) for _, target in files)
     _refuse_replacing(args, files, corpus.text, deps_tsv(corpus))
     done: list[bool] = []
     try:
         write_offline_corpus(corpus, args.out, deps_path=args.deps_out,
-                             hold=lambda: _renaming(done))
-    except OSError as e:  # a full disk: what it could not write (nothing replaced)
+                             hold=lambda: _renaming(done), was=was)
+    except OSError as e:  # a full disk, a file that appeared: nothing replaced
         raise DataError(f"cannot write {e.filename}: {why(e)}") from None
     except KeyboardInterrupt as e:  # Ctrl-C, SIGTERM: held through the renames
         if done:  # it said 'interrupted' alone, as if nothing were written
